@@ -1,0 +1,284 @@
+"""The knowledge base: YAML entries under ``knowledge/``, loaded safely, validated, searched.
+
+Parsed entries are cached as JSON in the user cache (keyed by the files' names,
+sizes and mtimes) because PyYAML costs ~25 ms to import and more to parse, and
+``explain`` must start fast. The YAML files stay the only source of truth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from gptoss_doctor.errors import UsageError
+
+ENGINES = (
+    "vllm", "sglang", "lmdeploy", "llama.cpp", "ollama", "lmstudio", "trtllm", "tgi", "litellm",
+    "transformers", "mlx", "harmony", "openai-sdk", "client", "any",
+)
+ORIGINS = ("server", "client", "proxy", "model-files", "hardware")
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
+URL_RE = re.compile(r"^https://[^\s]+$")
+
+REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
+OPTIONAL = ("versions", "related")
+SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings")
+FIX_KEYS = ("step", "commands", "flags", "config")
+
+
+@dataclass
+class Entry:
+    id: str
+    title: str
+    summary: str
+    engines: list[str]
+    origin: str
+    causes: list[str]
+    fixes: list[dict]
+    references: list[dict]
+    messages: list[str] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
+    token_ids: list[int] = field(default_factory=list)
+    symptoms: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    versions: dict = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def urls(self) -> list[str]:
+        return [r["url"] for r in self.references]
+
+    def fix_lines(self) -> list[str]:
+        """Fixes flattened to printable lines (step, then its commands / flags / config)."""
+        lines = []
+        for fx in self.fixes:
+            line = fx["step"]
+            extras = [*fx.get("commands", []), *fx.get("flags", [])]
+            if fx.get("config"):
+                extras.append(fx["config"])
+            if extras:
+                line += " — " + "; ".join(extras)
+            lines.append(line)
+        return lines
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "title": self.title, "summary": self.summary, "engines": self.engines,
+            "origin": self.origin, "versions": self.versions,
+            "signatures": {"messages": self.messages, "patterns": self.patterns, "token_ids": self.token_ids,
+                           "symptoms": self.symptoms, "findings": self.findings},
+            "causes": self.causes, "fixes": self.fixes, "references": self.references,
+        }
+
+
+def knowledge_dir() -> Path:
+    """Where the entries live: $GPTOSS_DOCTOR_KNOWLEDGE, the installed copy, or the source tree."""
+    env = os.environ.get("GPTOSS_DOCTOR_KNOWLEDGE")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent
+    for cand in (here / "knowledge", here.parent / "knowledge"):
+        if cand.is_dir():
+            return cand
+    raise UsageError("knowledge base not found (set GPTOSS_DOCTOR_KNOWLEDGE to the knowledge/ folder)")
+
+
+def _files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.yaml") if p.is_file())
+
+
+def _cache_path(files: list[Path]) -> Path | None:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    h = hashlib.sha256(b"kb-v1")
+    for p in files:
+        st = p.stat()
+        h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return Path(base) / "gptoss-doctor" / f"kb-{h.hexdigest()[:20]}.json"
+
+
+def _read_yaml(path: Path) -> Any:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.load(fh, Loader=loader)  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path.name}: invalid YAML: {str(exc).splitlines()[0]}") from exc
+
+
+def validate_raw(raw: Any, path: str = "?") -> list[str]:
+    """Schema problems of one parsed YAML document (empty when valid)."""
+    errs: list[str] = []
+    where = Path(path).name
+    if not isinstance(raw, dict):
+        return [f"{where}: top level must be a mapping"]
+    for key in REQUIRED:
+        if key not in raw:
+            errs.append(f"{where}: missing '{key}'")
+    for key in raw:
+        if key not in REQUIRED + OPTIONAL:
+            errs.append(f"{where}: unknown key '{key}'")
+    if errs:
+        return errs
+    eid = raw["id"]
+    if not isinstance(eid, str) or not ID_RE.match(eid):
+        errs.append(f"{where}: id must be lower-case kebab-case")
+    elif path != "?" and Path(path).stem != eid:
+        errs.append(f"{where}: file name must be '{eid}.yaml'")
+    for key in ("title", "summary"):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            errs.append(f"{where}: '{key}' must be non-empty text")
+    if not isinstance(raw["engines"], list) or not raw["engines"]:
+        errs.append(f"{where}: 'engines' must be a non-empty list")
+    else:
+        for e in raw["engines"]:
+            if e not in ENGINES:
+                errs.append(f"{where}: unknown engine '{e}' (one of {', '.join(ENGINES)})")
+    if raw["origin"] not in ORIGINS:
+        errs.append(f"{where}: origin must be one of {', '.join(ORIGINS)}")
+    versions = raw.get("versions", {})
+    if not isinstance(versions, dict) or set(versions) - {"affected", "fixed"}:
+        errs.append(f"{where}: 'versions' takes only 'affected' and 'fixed'")
+    sig = raw["signatures"]
+    if not isinstance(sig, dict) or not sig:
+        errs.append(f"{where}: 'signatures' must be a non-empty mapping")
+    else:
+        for key in sig:
+            if key not in SIGNATURE_KEYS:
+                errs.append(f"{where}: unknown signature key '{key}'")
+        for key in ("messages", "patterns", "symptoms", "findings"):
+            val = sig.get(key, [])
+            if not isinstance(val, list) or not all(isinstance(v, str) and v.strip() for v in val):
+                errs.append(f"{where}: signatures.{key} must be a list of non-empty strings")
+        for pat in sig.get("patterns", []) or []:
+            try:
+                re.compile(pat)
+            except (re.error, TypeError) as exc:
+                errs.append(f"{where}: bad pattern {pat!r}: {exc}")
+        toks = sig.get("token_ids", [])
+        if not isinstance(toks, list) or not all(isinstance(t, int) and 0 <= t < 201088 for t in toks):
+            errs.append(f"{where}: signatures.token_ids must be a list of token IDs below 201088")
+        from gptoss_doctor.finding_ids import FINDING_IDS
+
+        for fid in sig.get("findings", []) or []:
+            if isinstance(fid, str) and fid not in FINDING_IDS:
+                errs.append(f"{where}: unknown finding id '{fid}'")
+        if not any(sig.get(k) for k in ("messages", "patterns", "symptoms", "findings")):
+            errs.append(f"{where}: signatures need at least one message, pattern, symptom or finding")
+    for key in ("causes",):
+        if not isinstance(raw[key], list) or not raw[key] or not all(isinstance(c, str) and c.strip() for c in raw[key]):
+            errs.append(f"{where}: '{key}' must be a non-empty list of text")
+    fixes = raw["fixes"]
+    if not isinstance(fixes, list) or not fixes:
+        errs.append(f"{where}: 'fixes' must be a non-empty list")
+    else:
+        for fx in fixes:
+            if not isinstance(fx, dict) or not isinstance(fx.get("step"), str) or set(fx) - set(FIX_KEYS):
+                errs.append(f"{where}: each fix needs 'step' text and only {', '.join(FIX_KEYS)}")
+                continue
+            for key in ("commands", "flags"):
+                if key in fx and not (isinstance(fx[key], list) and all(isinstance(v, str) for v in fx[key])):
+                    errs.append(f"{where}: fix.{key} must be a list of strings")
+            if "config" in fx and not isinstance(fx["config"], str):
+                errs.append(f"{where}: fix.config must be text")
+    refs = raw["references"]
+    if not isinstance(refs, list) or not refs:
+        errs.append(f"{where}: 'references' must be a non-empty list")
+    else:
+        for ref in refs:
+            if not isinstance(ref, dict) or not isinstance(ref.get("url"), str) or not URL_RE.match(ref["url"]):
+                errs.append(f"{where}: each reference needs an https 'url'")
+            elif set(ref) - {"url", "title"}:
+                errs.append(f"{where}: a reference takes only 'url' and 'title'")
+    return errs
+
+
+def _entry(raw: dict, path: str) -> Entry:
+    sig = raw["signatures"]
+    return Entry(
+        id=raw["id"], title=raw["title"].strip(), summary=" ".join(raw["summary"].split()),
+        engines=list(raw["engines"]), origin=raw["origin"],
+        causes=[" ".join(c.split()) for c in raw["causes"]], fixes=list(raw["fixes"]),
+        references=list(raw["references"]),
+        messages=list(sig.get("messages") or []), patterns=list(sig.get("patterns") or []),
+        token_ids=list(sig.get("token_ids") or []), symptoms=list(sig.get("symptoms") or []),
+        findings=list(sig.get("findings") or []), versions=dict(raw.get("versions") or {}), path=path,
+    )
+
+
+def validate_dir(directory: Path | None = None) -> tuple[list[Entry], list[str]]:
+    """Parse and check every entry; return the valid entries and all problems."""
+    directory = directory or knowledge_dir()
+    if not directory.is_dir():
+        raise UsageError(f"not a folder: {directory}")
+    entries, errs, seen = [], [], {}
+    for path in _files(directory):
+        raw = _read_yaml(path)
+        problems = validate_raw(raw, str(path))
+        if problems:
+            errs.extend(problems)
+            continue
+        if raw["id"] in seen:
+            errs.append(f"{path.name}: duplicate id '{raw['id']}' (also in {seen[raw['id']]})")
+            continue
+        seen[raw["id"]] = path.name
+        entries.append(_entry(raw, str(path)))
+    if not entries and not errs:
+        errs.append(f"{directory}: no *.yaml entries")
+    return entries, errs
+
+
+_LOADED: dict[str, list[Entry]] = {}
+
+
+def load(directory: Path | None = None) -> list[Entry]:
+    """Valid entries, from the JSON cache when the YAML has not changed. Invalid KB -> UsageError."""
+    directory = directory or knowledge_dir()
+    key = str(directory)
+    if key in _LOADED:
+        return _LOADED[key]
+    files = _files(directory)
+    cache = _cache_path(files) if files else None
+    if cache is not None:
+        try:
+            data = json.loads(cache.read_text(encoding="utf-8"))
+            entries = [Entry(**d) for d in data]
+            _LOADED[key] = entries
+            return entries
+        except (OSError, ValueError, TypeError):
+            pass
+    entries, errs = validate_dir(directory)
+    if errs:
+        raise UsageError(f"invalid knowledge base: {errs[0]}" + (f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""),
+                         hint="run 'gptoss-doctor kb validate' for the full list")
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps([e.__dict__ for e in entries]), encoding="utf-8")
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # a read-only home is fine: we just parse the YAML each time
+    _LOADED[key] = entries
+    return entries
+
+
+def get(entry_id: str, entries: Iterable[Entry] | None = None) -> Entry:
+    entries = list(entries) if entries is not None else load()
+    for e in entries:
+        if e.id == entry_id:
+            return e
+    close = [e.id for e in entries if entry_id.lower() in e.id]
+    raise UsageError(f"no knowledge-base entry '{entry_id}'", hint=("did you mean: " + ", ".join(close[:5])) if close else "see 'gptoss-doctor kb list'")
+
+
+def by_finding(finding_id: str, entries: Iterable[Entry] | None = None) -> list[Entry]:
+    """Entries that name ``finding_id`` in their signatures (used by ``check``)."""
+    entries = entries if entries is not None else load()
+    return [e for e in entries if finding_id in e.findings]
