@@ -1,0 +1,260 @@
+"""Finding the real o200k vocabulary, in a documented order, and reading single ranks fast.
+
+Order (first hit wins):
+  1. ``--vocab PATH`` / ``$GPTOSS_DOCTOR_VOCAB`` (a file, or a folder holding o200k_base.tiktoken)
+  2. ``$TIKTOKEN_ENCODINGS_BASE/o200k_base.tiktoken`` (what openai-harmony reads offline)
+  3. tiktoken's cache (``$TIKTOKEN_CACHE_DIR``, ``$DATA_GYM_CACHE_DIR``, ``<tmp>/data-gym-cache``; sha1 of the URL)
+  4. openai-harmony's cache (``$TIKTOKEN_RS_CACHE_DIR``, ``<tmp>/tiktoken-rs-cache``; sha1 of the URL)
+  5. gptoss-doctor's own cache (``~/.cache/gptoss-doctor/o200k_base.tiktoken``), filled by 6 and 7
+  6. a gpt-oss ``tokenizer.json`` in the Hugging Face cache (converted, then cached in 5)
+  7. a download from OpenAI's public URL, unless offline (``HF_HUB_OFFLINE`` / ``GPTOSS_DOCTOR_OFFLINE``)
+  8. a server's ``/detokenize`` when ``--url`` is given
+
+Every file is checked against the published sha256 before use: a wrong file is
+reported, never used to guess.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+FILE_NAME = "o200k_base.tiktoken"
+GPT_OSS_REPOS = ("openai/gpt-oss-20b", "openai/gpt-oss-120b")
+HOW_TO_GET = (
+    "no o200k vocabulary found. Point --vocab (or GPTOSS_DOCTOR_VOCAB) at o200k_base.tiktoken "
+    f"(sha256 {O200K_SHA256[:8]}…{O200K_SHA256[-4:]}), set TIKTOKEN_ENCODINGS_BASE to its folder, "
+    f"download it once from {O200K_URL}, or pass --url to ask a running server's /detokenize"
+)
+
+
+def _url_cache_name() -> str:
+    return hashlib.sha1(O200K_URL.encode()).hexdigest()
+
+
+def own_cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gptoss-doctor" / FILE_NAME
+
+
+def hf_hub_cache() -> Path:
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]) / "hub"
+    return Path(os.path.expanduser("~")) / ".cache" / "huggingface" / "hub"
+
+
+def hf_cached_tokenizer_jsons() -> list[Path]:
+    """tokenizer.json of gpt-oss repos in the HF cache, refs/main snapshot first."""
+    found: list[Path] = []
+    cache = hf_hub_cache()
+    for repo in GPT_OSS_REPOS:
+        root = cache / ("models--" + repo.replace("/", "--"))
+        if not root.is_dir():
+            continue
+        snaps = []
+        try:
+            ref = (root / "refs" / "main").read_text().strip()
+            snaps.append(root / "snapshots" / ref)
+        except OSError:
+            pass
+        try:
+            snaps.extend(sorted((root / "snapshots").iterdir()))
+        except OSError:
+            pass
+        for snap in snaps:
+            cand = snap / "tokenizer.json"
+            if cand.is_file() and cand not in found:
+                found.append(cand)
+    return found
+
+
+def candidate_sources(explicit: str | None = None) -> list[tuple[str, Path]]:
+    """(label, path) of every place a vocabulary may be, in lookup order; paths may not exist."""
+    out: list[tuple[str, Path]] = []
+    exp = explicit or os.environ.get("GPTOSS_DOCTOR_VOCAB")
+    if exp:
+        p = Path(exp).expanduser()
+        out.append(("--vocab" if explicit else "GPTOSS_DOCTOR_VOCAB", p / FILE_NAME if p.is_dir() else p))
+    if os.environ.get("TIKTOKEN_ENCODINGS_BASE"):
+        out.append(("TIKTOKEN_ENCODINGS_BASE", Path(os.environ["TIKTOKEN_ENCODINGS_BASE"]) / FILE_NAME))
+    tmp = Path(tempfile.gettempdir())
+    name = _url_cache_name()
+    tk = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") or str(tmp / "data-gym-cache")
+    out.append(("tiktoken cache", Path(tk) / name))
+    rs = os.environ.get("TIKTOKEN_RS_CACHE_DIR") or str(tmp / "tiktoken-rs-cache")
+    out.append(("openai-harmony cache", Path(rs) / name))
+    out.append(("gptoss-doctor cache", own_cache_file()))
+    for tj in hf_cached_tokenizer_jsons():
+        out.append(("tokenizer.json in the Hugging Face cache", tj))
+    return out
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2 byte-level mapping used by tokenizer.json vocabularies."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, (chr(c) for c in cs)))
+
+
+def tiktoken_bytes_from_tokenizer_json(path: Path) -> bytes:
+    """Rebuild o200k_base.tiktoken (``base64 rank`` lines) from a gpt-oss tokenizer.json."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    try:
+        vocab = data["model"]["vocab"]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a BPE tokenizer.json (no model.vocab)") from exc
+    inverse = {ch: b for b, ch in _bytes_to_unicode().items()}
+    by_rank: dict[int, bytes] = {}
+    for tok, rank in vocab.items():
+        if isinstance(rank, int) and 0 <= rank < 199998:
+            try:
+                by_rank[rank] = bytes(inverse[ch] for ch in tok)
+            except KeyError as exc:
+                raise ValueError(f"{path}: token {tok!r} is not byte-level encoded") from exc
+    if len(by_rank) != 199998:
+        raise ValueError(f"{path}: expected 199998 regular tokens, found {len(by_rank)}")
+    return b"".join(base64.b64encode(by_rank[r]) + b" " + str(r).encode() + b"\n" for r in range(199998))
+
+
+def _ranks_from_bytes(data: bytes, ids: Iterable[int]) -> dict[int, bytes]:
+    lines = data.split(b"\n")
+    out: dict[int, bytes] = {}
+    for i in ids:
+        if 0 <= i < len(lines):
+            tok, _, rank = lines[i].partition(b" ")
+            if rank.strip() == str(i).encode():
+                out[i] = base64.b64decode(tok)
+    return out
+
+
+@dataclass
+class Resolved:
+    tokens: dict[int, bytes | str] = field(default_factory=dict)
+    source: str = "unavailable"
+    path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _store_own_cache(data: bytes) -> None:
+    target = own_cache_file()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
+def _offline() -> bool:
+    return any(os.environ.get(v, "") not in ("", "0", "false") for v in ("GPTOSS_DOCTOR_OFFLINE", "HF_HUB_OFFLINE"))
+
+
+def _download() -> bytes:
+    import httpx
+
+    url = os.environ.get("GPTOSS_DOCTOR_VOCAB_URL", O200K_URL)
+    with httpx.Client(timeout=httpx.Timeout(20.0, connect=3.0), follow_redirects=True) as client:
+        resp = client.get(url)
+        resp.raise_for_status()
+        return resp.content
+
+
+def _detokenize(url: str, ids: list[int], model: str | None, api_key: str | None) -> dict[int, str]:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    out: dict[int, str] = {}
+    with httpx.Client(timeout=5.0, follow_redirects=False, headers=headers) as client:
+        for i in ids[:64]:
+            body: dict = {"tokens": [i]}
+            if model:
+                body["model"] = model
+            resp = client.post(url.rstrip("/") + "/detokenize", json=body)
+            if resp.status_code != 200:
+                break
+            data = resp.json()
+            if isinstance(data, dict):
+                text = next((data[k] for k in ("prompt", "text", "content") if isinstance(data.get(k), str)), None)
+                if text is not None:
+                    out[i] = text
+    return out
+
+
+def load_verified(explicit: str | None = None) -> tuple[bytes | None, str, list[str]]:
+    """The vocabulary file's bytes from the first verified local source (1-6), its label, notes."""
+    notes: list[str] = []
+    for label, path in candidate_sources(explicit):
+        if not path.is_file():
+            if label in ("--vocab", "GPTOSS_DOCTOR_VOCAB", "TIKTOKEN_ENCODINGS_BASE"):
+                notes.append(f"{label}: {path} does not exist")
+            continue
+        try:
+            if path.name == "tokenizer.json":
+                data = tiktoken_bytes_from_tokenizer_json(path)
+            else:
+                data = path.read_bytes()
+        except (OSError, ValueError) as exc:
+            notes.append(f"{label}: cannot read {path}: {exc}")
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != O200K_SHA256:
+            notes.append(f"{label}: {path} is not o200k_base.tiktoken (sha256 {digest[:12]}… does not match)")
+            continue
+        if path.name == "tokenizer.json":
+            _store_own_cache(data)
+        return data, f"{label}: {path}", notes
+    return None, "unavailable", notes
+
+
+def lookup(ids: list[int], *, explicit: str | None = None, url: str | None = None, model: str | None = None,
+           allow_download: bool = True, api_key: str | None = None) -> Resolved:
+    """Bytes (or server text) of regular token IDs, from the first source that has them."""
+    data, label, notes = load_verified(explicit)
+    if data is None and allow_download and not _offline():
+        try:
+            fetched = _download()
+            if hashlib.sha256(fetched).hexdigest() == O200K_SHA256:
+                _store_own_cache(fetched)
+                data, label = fetched, "downloaded from " + os.environ.get("GPTOSS_DOCTOR_VOCAB_URL", O200K_URL)
+            else:
+                notes.append("downloaded vocabulary failed its sha256 check; not used")
+        except Exception as exc:  # noqa: BLE001 - any network failure just means "not this source"
+            notes.append(f"download failed: {type(exc).__name__}: {str(exc)[:120]}")
+    if data is not None:
+        return Resolved(_ranks_from_bytes(data, ids), label, label.split(": ", 1)[-1], notes)
+    if url:
+        try:
+            got = _detokenize(url, ids, model, api_key)
+            if got:
+                return Resolved(dict(got), f"{url.rstrip('/')}/detokenize", None, notes)
+            notes.append(f"{url.rstrip('/')}/detokenize did not decode the IDs")
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"{url.rstrip('/')}/detokenize failed: {type(exc).__name__}")
+    notes.append(HOW_TO_GET)
+    return Resolved({}, "unavailable", None, notes)
