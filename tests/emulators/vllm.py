@@ -1,0 +1,191 @@
+"""vLLM OpenAI-compatible server (FastAPI + uvicorn) – server_apis.md §1, §10.2, §11.2."""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Optional
+
+from ._base import Engine
+from ._http import Request, Response, empty_response, json_response, text_response
+from . import _model as M
+
+
+class VLLM(Engine):
+    name = "vllm"
+    default_version = "0.11.0"
+    default_model = "openai/gpt-oss-20b"
+    health_paths = ("/health", "/ping")
+    responses_reasoning_style = "vllm"
+
+    # -- version-dependent behaviour (§1.5, §1.6) --------------------------------
+    @property
+    def nested_errors(self) -> bool:  # PR #22099, v0.10.1
+        return self.vt >= (0, 10, 1)
+
+    @property
+    def reasoning_keys(self) -> tuple:  # PR #27752 (~0.11.1) and #33402 (0.17)
+        if self.vt >= (0, 17):
+            return ("reasoning",)
+        if self.vt >= (0, 11, 1):
+            return ("reasoning", "reasoning_content")
+        return ("reasoning_content",)
+
+    @property
+    def has_gptoss_tool_parser(self) -> bool:  # no harmony tool calling in chat before 0.10.2
+        return self.vt >= (0, 10, 2)
+
+    def setup_routes(self) -> None:
+        r = self.route
+        r("GET", "/health", self.health)
+        r("GET,POST", "/ping", self.health)
+        r("GET", "/version", lambda req: json_response({"version": self.version}))
+        r("GET", "/load", lambda req: json_response({"server_load": 0}))
+        r("GET", "/metrics", self.metrics)
+        r("GET", "/v1/models", self.models)
+        r("POST", "/tokenize", self.tokenize)
+        r("POST", "/detokenize", self.detokenize)
+        r("POST", "/v1/chat/completions", self.chat_completions)
+        r("POST", "/v1/completions", self.completions)
+        r("POST", "/v1/responses", self.responses)
+        r("GET", "/v1/responses/(?P<rid>[^/]+)", self.get_response)
+        r("POST", "/v1/responses/(?P<rid>[^/]+)/cancel", self.get_response)
+        r("GET", "/openapi.json", lambda req: json_response(
+            {"openapi": "3.1.0", "info": {"title": "FastAPI", "version": "0.1.0"},
+             "paths": {p: {} for p in ("/health", "/version", "/v1/models", "/tokenize", "/detokenize",
+                                       "/v1/chat/completions", "/v1/completions", "/v1/responses")}}))
+        r("GET", "/docs", lambda req: text_response(
+            "<!DOCTYPE html><html><head><title>FastAPI - Swagger UI</title></head><body></body></html>",
+            content_type="text/html; charset=utf-8"))
+
+    # -- auth (§1.1: only paths starting with /v1) --------------------------------
+    def is_public(self, req: Request) -> bool:
+        return not req.path.startswith("/v1")
+
+    def unauthorized(self, req: Request) -> Response:
+        return json_response({"error": "Unauthorized"}, status=401)
+
+    # -- errors (§1.5) -------------------------------------------------------------
+    def error(self, status: int, message: str, type_: Optional[str] = None, param: Any = None,
+              code: Any = None) -> Response:
+        code = status if code is None else code
+        type_ = type_ or "BadRequestError"
+        if self.nested_errors:
+            body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
+        else:
+            body = {"object": "error", "message": message, "type": type_, "param": param, "code": code}
+        return json_response(body, status=status)
+
+    def not_found(self, req: Request) -> Response:
+        if self.nested_errors:
+            return self.error(404, "Not Found", "Not Found")
+        return json_response({"detail": "Not Found"}, status=404)
+
+    def method_not_allowed(self, req: Request) -> Response:
+        if self.nested_errors:
+            return self.error(405, "Method Not Allowed", "Method Not Allowed")
+        return json_response({"detail": "Method Not Allowed"}, status=405)
+
+    def bad_json(self) -> Response:
+        return self.error(400, "[{'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error'}]",
+                          "Bad Request")
+
+    def dead_response(self, req: Request) -> Response:
+        # /health → 503 empty (EngineDeadError); requests on a dead engine get an empty-body error too.
+        return empty_response(503)
+
+    def harmony_error_response(self, message: str) -> Response:
+        return self.error(500, message, "InternalServerError")
+
+    def stream_error_obj(self, message: str) -> dict:
+        # chat_completion_stream_generator: `data: {error json}` then `data: [DONE]` (§1.6)
+        err = {"message": message, "type": "BadRequestError", "param": None, "code": 400}
+        return {"error": err} if self.nested_errors else dict(err, object="error")
+
+    def responses_error(self, status: int, message: str, type_: str = "invalid_request_error",
+                        param: Any = None) -> Response:
+        return self.error(status, message, "BadRequestError" if status == 400 else "NotFoundError", param)
+
+    # -- routes ----------------------------------------------------------------------
+    def health(self, req: Request) -> Response:
+        return empty_response(200)
+
+    def metrics(self, req: Request) -> Response:
+        lab = f'engine="0",model_name="{self.model}"'
+        lines = [
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
+            "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{{{lab}}} 0.0",
+            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
+            "# TYPE vllm:num_requests_waiting gauge", f"vllm:num_requests_waiting{{{lab}}} 0.0",
+            "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
+            "# TYPE vllm:kv_cache_usage_perc gauge", f"vllm:kv_cache_usage_perc{{{lab}}} 0.0",
+            "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.",
+            "# TYPE vllm:prompt_tokens_total counter", f"vllm:prompt_tokens_total{{{lab}}} 0.0",
+        ]
+        return text_response("\n".join(lines) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8")
+
+    def models(self, req: Request) -> Response:
+        created = self.started
+        card = {"id": self.model, "object": "model", "created": created, "owned_by": "vllm",
+                "root": self.model, "parent": None, "max_model_len": self.max_model_len,
+                "permission": [{"id": "modelperm-" + uuid.uuid4().hex, "object": "model_permission",
+                                "created": created, "allow_create_engine": False, "allow_sampling": True,
+                                "allow_logprobs": True, "allow_search_indices": False, "allow_view": True,
+                                "allow_fine_tuning": False, "organization": "*", "group": None,
+                                "is_blocking": False}]}
+        return json_response({"object": "list", "data": [card]})
+
+    def tokenize(self, req: Request) -> Response:
+        body, err = self.parse_body(req)
+        if err:
+            return err
+        err = self.check_model(body.get("model"))
+        if err:
+            return err
+        if "messages" in body:
+            text = M.render_harmony_prompt(body.get("messages") or [])
+        elif "prompt" in body:
+            text = M.text_of(body.get("prompt"))
+        else:
+            return self.error(400, "Field required: prompt", "Bad Request")
+        toks = M.tokenize(text)
+        out = {"count": len(toks), "max_model_len": self.max_model_len, "tokens": [t for t, _ in toks],
+               "token_strs": [p for _, p in toks] if body.get("return_token_strs") else None}
+        return json_response(out)
+
+    def detokenize(self, req: Request) -> Response:
+        body, err = self.parse_body(req)
+        if err:
+            return err
+        err = self.check_model(body.get("model"))
+        if err:
+            return err
+        toks = body.get("tokens")
+        if not isinstance(toks, list) or not all(isinstance(t, int) for t in toks):
+            return self.error(400, "tokens: Input should be a valid list of integers", "Bad Request")
+        return json_response({"prompt": M.detokenize(toks)})
+
+    # -- chat specifics (§1.6) ------------------------------------------------------------
+    def chat_precheck(self, body: dict) -> Optional[Response]:
+        tools = body.get("tools")
+        if tools and not self.has_gptoss_tool_parser and body.get("tool_choice", "auto") == "auto":
+            return self.error(400, '"auto" tool choice requires --enable-auto-tool-choice and '
+                                   '--tool-call-parser to be set', "BadRequestError")
+        return None
+
+    def chat_message(self, turn: M.Turn) -> dict:
+        msg = {"role": "assistant", "content": turn.content, "refusal": None, "annotations": None,
+               "audio": None, "function_call": None,
+               "tool_calls": [self.tool_call_obj(i, tc) for i, tc in enumerate(turn.tool_calls)]}
+        for k in self.reasoning_keys:
+            msg[k] = turn.reasoning
+        return msg
+
+    def choice_extras(self, turn: M.Turn) -> dict:
+        return {"stop_reason": turn.stop_token}
+
+    def completion_extras(self, turn: M.Turn) -> dict:
+        return {"service_tier": None, "system_fingerprint": None, "prompt_logprobs": None,
+                "prompt_token_ids": None, "kv_transfer_params": None}
+
+    def stream_choice_extras(self, final: bool, turn: M.Turn) -> dict:
+        return {"stop_reason": turn.stop_token} if final else {}
