@@ -1,0 +1,111 @@
+"""``explain``: parse an error text, decode its token IDs, tell where it was raised, rank known issues."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from gptoss_doctor import matching, parsing
+from gptoss_doctor.parsing import Parsed
+from gptoss_doctor.tokens import TokenInfo, decode_ids
+
+ORIGINS = ("server", "client", "proxy", "model-files", "hardware", "unknown")
+ENGINE_NAMES = {
+    "vllm": "vLLM", "sglang": "SGLang", "lmdeploy": "lmdeploy", "llama.cpp": "llama.cpp", "ollama": "Ollama",
+    "lmstudio": "LM Studio", "litellm": "the litellm proxy", "trtllm": "TensorRT-LLM", "tgi": "TGI",
+    "transformers": "transformers", "mlx": "MLX",
+}
+SERVER_PATH_RE = re.compile(r"vllm/|sglang/|lmdeploy/|tensorrt_llm/|text_generation_server/|transformers/commands/|mlx_lm/")
+HARDWARE_RE = re.compile(
+    r"CUDA error|CUDA out of memory|no kernel image is available|compute capability|Minimum capability|"
+    r"Sinks are only supported|FlashInfer requires sm|FlashAttention|not supported for the current GPU|"
+    r"sink setting not supported|out of memory|NCCL error|cudaErrorNoKernelImageForDevice", re.I)
+MODEL_FILES_RE = re.compile(r"generation_config\.json|chat_template|tokenizer_config\.json|\.gguf\b|template: :\d+:\d+", re.I)
+
+
+@dataclass
+class Explanation:
+    origin: str
+    origin_detail: str
+    parsed: Parsed
+    tokens: list[TokenInfo] = field(default_factory=list)
+    token_notes: list[str] = field(default_factory=list)
+    matches: list[matching.Match] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        p = self.parsed
+        return {
+            "origin": self.origin,
+            "origin_detail": self.origin_detail,
+            "cause_origin": self.matches[0].entry.origin if self.matches and self.matches[0].confidence != "low" else "unknown",
+            "tokens": [t.to_json() for t in self.tokens],
+            "token_notes": self.token_notes,
+            "errors": [e.to_json() for e in p.errors],
+            "errors_dropped": p.dropped_errors,
+            "engines": p.engines,
+            "tool_names": p.tool_names,
+            "input": {"lines": p.lines, "bytes": p.bytes},
+            "matches": [m.to_json() for m in self.matches],
+        }
+
+
+def _engine_label(parsed: Parsed) -> str | None:
+    for key in parsed.engines:
+        if key in ENGINE_NAMES:
+            return ENGINE_NAMES[key]
+    return None
+
+
+def where_raised(parsed: Parsed, matches: list[matching.Match]) -> tuple[str, str]:
+    """(origin, one sentence) for where the error was raised."""
+    kinds = {e.kind for e in parsed.errors}
+    engine = _engine_label(parsed)
+    in_engine = f" inside {engine}" if engine else " inside the serving engine"
+    text = "\n".join(e.message for e in parsed.errors)
+    frames = parsed.frames
+    via_proxy = any(e.via == "litellm" or e.kind == "proxy" for e in parsed.errors) or "litellm" in parsed.engines
+    if HARDWARE_RE.search(text):
+        return "hardware", f"the GPU / driver{in_engine} rejected the model at start-up or while running it"
+    if "harmony" in kinds:
+        client_side = frames and not any(SERVER_PATH_RE.search(f) for f in frames) and not engine
+        if client_side:
+            return "client", "your own code's call into openai-harmony raised it (no serving-engine frames in the traceback)"
+        hop = " and was passed on by the litellm proxy" if via_proxy else ""
+        sdk = any(e.via == "openai-sdk" for e in parsed.errors)
+        seen = "; your OpenAI client only received it as an HTTP error" if sdk else ""
+        return "server", f"the server's Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
+    if "vocab" in kinds:
+        return "server", f"openai-harmony{in_engine} could not load the o200k vocabulary at start-up (no network or a blocked download)"
+    if via_proxy:
+        return "proxy", "the litellm proxy raised or relayed it"
+    if kinds & {"harmony-leak", "flattened"}:
+        return "server", f"the server{(' (' + engine + ')') if engine else ''} returned the model's raw Harmony output instead of parsing it into content / reasoning / tool calls"
+    if MODEL_FILES_RE.search(text):
+        return "model-files", "the model's files (template or configuration) are involved"
+    if matches and matches[0].confidence in ("high", "medium"):
+        origin = matches[0].entry.origin
+        return origin, f"the best-matching known issue lies in the {origin.replace('-', ' ')}"
+    if engine:
+        return "server", f"{engine} logged it"
+    if "openai-sdk" in kinds:
+        return "client", "your OpenAI client raised it"
+    return "unknown", "nothing in the text says which component raised it"
+
+
+def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None = None, model: str | None = None,
+                   allow_download: bool = True, engine: str | None = None, limit: int = 5,
+                   api_key: str | None = None) -> Explanation:
+    matches = matching.match_parsed(parsed, engine=engine, limit=limit)
+    tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
+                               allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
+    origin, detail = where_raised(parsed, matches)
+    return Explanation(origin, detail, parsed, tokens, notes, matches)
+
+
+def explain_text(text: str, **kw) -> Explanation:
+    return explain_parsed(parsing.parse_text(text), **kw)
+
+
+def explain_stream(fh: BinaryIO, **kw) -> Explanation:
+    return explain_parsed(parsing.parse_stream(fh), **kw)

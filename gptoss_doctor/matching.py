@@ -1,0 +1,189 @@
+"""Rank knowledge-base entries by the evidence an error text offers.
+
+Signals, strongest first: a known message quoted verbatim, a signature pattern, the token IDs
+named, the engine seen in the log, and (for plain-language symptoms) word overlap with an
+entry's symptom phrases, weighted by how rare each word is across the knowledge base.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from gptoss_doctor import kb
+from gptoss_doctor.parsing import Parsed, parse_text
+
+HIGH, MEDIUM, LOW = 0.75, 0.45, 0.15
+NON_ENGINE_HINTS = {"openai-sdk", "client", "any", "harmony"}
+
+STOPWORDS = set("""
+a an and are as at be been but by can could did do does for from get gets got had has have how i if in into is it its
+just me my no not of on or our so some than that the their them then there these they this to too up use used using was
+we were what when where which while who why will with without you your after before again also any back both each even
+ever every here more most much need only other out over same should since such very via would into onto about all
+error errors issue problem bug server model models gpt oss gpt-oss openai run running works work working
+""".split())
+
+
+def _stem(w: str) -> str:
+    for suf in ("ing", "ed", "es", "s"):
+        if len(w) > len(suf) + 3 and w.endswith(suf):
+            return w[: -len(suf)]
+    return w
+
+
+def words(text: str) -> set[str]:
+    return {_stem(w) for w in re.findall(r"[a-z0-9_]+", text.lower().replace("<|", " ").replace("|>", " "))
+            if len(w) >= 3 and w not in STOPWORDS}
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+@dataclass
+class Match:
+    entry: kb.Entry
+    score: float
+    confidence: str
+    evidence: list[str]
+
+    def to_json(self) -> dict:
+        e = self.entry
+        return {
+            "id": e.id, "title": e.title, "confidence": self.confidence, "score": round(self.score, 2),
+            "evidence": self.evidence, "references": e.urls, "fixes": e.fix_lines(),
+            "origin": e.origin, "engines": e.engines, "summary": e.summary, "causes": e.causes,
+        }
+
+
+def confidence_of(score: float) -> str:
+    return "high" if score >= HIGH else "medium" if score >= MEDIUM else "low"
+
+
+class Index:
+    """Precomputed per-entry data: compiled patterns, normalised messages, word sets, IDF."""
+
+    def __init__(self, entries: list[kb.Entry]):
+        self.entries = entries
+        self.patterns = [[re.compile(p, re.I) for p in e.patterns] for e in entries]
+        self.messages = [[_norm(m) for m in e.messages] for e in entries]
+        self.symptoms = [[words(s) for s in e.symptoms] for e in entries]
+        self.about = [words(e.title + " " + e.summary) for e in entries]
+        df: dict[str, int] = {}
+        for i in range(len(entries)):
+            seen = set(self.about[i]).union(*self.symptoms[i]) if self.symptoms[i] else set(self.about[i])
+            for w in seen:
+                df[w] = df.get(w, 0) + 1
+        n = max(len(entries), 1)
+        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
+        self.default_idf = math.log(1 + n)
+
+    def overlap(self, phrase: set[str], text: set[str]) -> tuple[float, list[str]]:
+        if not phrase:
+            return 0.0, []
+        total = sum(self.idf.get(w, self.default_idf) for w in phrase)
+        shared = phrase & text
+        got = sum(self.idf.get(w, self.default_idf) for w in shared)
+        return (got / total if total else 0.0), sorted(shared)
+
+
+_LAST: list[Index] = []
+
+
+def index(entries: list[kb.Entry] | None = None) -> Index:
+    """The Index of ``entries`` (the loaded KB by default), rebuilt only when the list changes."""
+    entries = entries if entries is not None else kb.load()
+    if not _LAST or _LAST[0].entries is not entries:
+        _LAST[:] = [Index(entries)]
+    return _LAST[0]
+
+
+def _score_entry(ix: Index, i: int, messages: list[str], norm_msgs: list[str], tokens: set[int],
+                 engines: dict[str, str], text_words: set[str], free_text: bool) -> tuple[float, list[str]]:
+    e = ix.entries[i]
+    evidence: list[str] = []
+    strong = 0.0
+    for known, raw in zip(ix.messages[i], e.messages):
+        if len(known) >= 8 and any(known in m for m in norm_msgs):
+            s = 0.8 + min(0.1, len(known) / 500)
+            if s > strong:
+                strong = s
+                evidence = [f'the error quotes the known message "{raw}"']
+            break
+    if strong < 0.7:
+        for rx in ix.patterns[i]:
+            hit = next((m for m in messages if rx.search(m)), None)
+            if hit is not None:
+                strong = 0.7
+                found = rx.search(hit)
+                evidence = [f'the error matches this issue\'s pattern: "{found.group(0)[:160]}"']
+                break
+    score = strong
+    shared_tokens = sorted(tokens & set(e.token_ids))
+    if shared_tokens:
+        bonus = (0.08 if strong else 0.15) * min(len(shared_tokens), 2)
+        score += bonus
+        evidence.append("token ID(s) " + ", ".join(map(str, shared_tokens)) + " are signs of this issue")
+    real_engines = {k: v for k, v in engines.items() if k not in NON_ENGINE_HINTS}
+    if real_engines and score > 0:
+        same = [k for k in real_engines if k in e.engines]
+        if same:
+            score += 0.07
+            evidence.append(f'engine {same[0]} (seen as "{real_engines[same[0]][:60]}") is affected')
+        elif "any" not in e.engines and "client" not in e.engines and "openai-sdk" not in e.engines:
+            score -= 0.15
+            evidence.append(f"but the log is from {', '.join(real_engines)}, which this issue does not name")
+    # plain-language symptoms: strong for free text, a tie-breaker next to real error messages
+    best, best_words, best_phrase = 0.0, [], ""
+    for phrase_words, phrase in zip(ix.symptoms[i], e.symptoms):
+        s, shared = ix.overlap(phrase_words, text_words)
+        if s > best:
+            best, best_words, best_phrase = s, shared, phrase
+    about, about_words = ix.overlap(ix.about[i], text_words)
+    if free_text:
+        sym = 0.85 * best ** 2 + 0.35 * about ** 1.5
+        if sym >= 0.1:
+            score += sym
+            if best_words:
+                evidence.append(f'your words match the symptom "{best_phrase}" ({", ".join(best_words)})')
+            elif about_words:
+                evidence.append("shared words with the title: " + ", ".join(about_words[:6]))
+    elif strong and best >= 0.5:
+        score += 0.05
+    return min(score, 0.99), evidence
+
+
+def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engine: str | None = None,
+                 limit: int = 5, min_score: float = LOW) -> list[Match]:
+    ix = index(entries)
+    messages = [e.message for e in parsed.errors][:200]
+    if not messages:
+        messages = [parsed.sample]
+    norm_msgs = [_norm(m) for m in messages]
+    engines = dict(parsed.engines)
+    if engine:
+        engines.setdefault(engine, f"--engine {engine}")
+    # free text: no structured error found, or a short input that reads like a sentence
+    free_text = not parsed.errors or all(e.kind == "log-error" for e in parsed.errors)
+    text_words = words(" ".join(messages) if not free_text else parsed.sample)
+    tokens = set(parsed.token_ids)
+    found: list[Match] = []
+    for i in range(len(ix.entries)):
+        score, ev = _score_entry(ix, i, messages, norm_msgs, tokens, engines, text_words, free_text)
+        if score >= min_score:
+            found.append(Match(ix.entries[i], score, confidence_of(score), ev))
+    found.sort(key=lambda m: (-m.score, m.entry.id))
+    return found[:limit]
+
+
+def match_text(text: str, *, engine: str | None = None, limit: int = 5,
+               entries: list[kb.Entry] | None = None) -> list[Match]:
+    """Parse ``text`` and rank entries (used by ``check`` for server error bodies)."""
+    return match_parsed(parse_text(text), entries=entries, engine=engine, limit=limit)
+
+
+def match_messages(messages: Iterable[str], **kw) -> list[Match]:
+    return match_text("\n".join(messages), **kw)

@@ -1,0 +1,472 @@
+"""Structure from real-world error text: HarmonyError messages (every wording), token IDs,
+tool names, engine hints from log prefixes, Python tracebacks, JSON error bodies, openai-SDK
+exceptions, and raw or flattened Harmony inside answers.
+
+Long logs are scanned in binary chunks: a C-speed regex finds candidate lines, and only those
+lines (plus traceback bodies) are decoded and parsed, so memory stays flat and throughput high.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import BinaryIO, Iterable
+
+# --- HarmonyError wordings (openai/harmony src/encoding.rs, v0.0.1 .. v0.0.8) -------------------
+HARMONY_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p, re.I)) for name, p in [
+    ("unexpected-token", r"Unexpected token (-?\d+) while expecting start token (-?\d+)"),
+    ("eos-in-header", r"Unexpected EOS while waiting for message header to complete"),
+    ("header-remaining", r"unexpected tokens remaining in message header:\s*(Some\(.*\)|\[.*\]|None)?"),
+    ("header-too-many", r"Could not parse header: too many tokens remaining after extracting content-type and recipient"),
+    ("channel-no-value", r"channel marker present but no channel value found in header"),
+    ("unknown-role", r"Unknown role: ?(.*)"),
+    ("no-role", r"message header did not contain a role"),
+    ("decode-header", r"could not decode header"),
+    ("decode-content", r"could not decode message content"),
+    ("stop-not-mapped", r"token (-?\d+) was specified as a stop token, but is not mapped"),
+    ("render-stop", r"could not render stop token"),
+    ("encoding-name", r"Invalid HarmonyEncodingName: ?(\S*)"),
+    ("disallowed-special", r"Encountered text corresponding to disallowed special token (.*)"),
+]]
+VOCAB_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p, re.I)) for name, p in [
+    ("vocab-download", r"error downloading or loading vocab file"),
+    ("vocab-download", r"failed to download or load vocab file"),
+    ("vocab-hash", r"hash mismatch for remote file"),
+    ("vocab-env", r"the env var TIKTOKEN_ENCODINGS_BASE is not set, or invalid"),
+    ("vocab-invalid", r"invalid tiktoken vocab file"),
+    ("vocab-encoding", r"unknown encoding name"),
+]]
+
+HARMONY_TOKENS_RE = re.compile(r"<\|(?:start|end|message|channel|call|return|constrain|startoftext|endoftext)\|>")
+FLATTENED_RE = re.compile(r"assistant(?:final|commentary)\b|^\s*analysis[A-Z]", re.M)
+
+# --- engine hints from log prefixes and paths ---------------------------------------------------
+ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, re.compile(p)) for e, p in [
+    ("vllm", r"\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)"),
+    ("vllm", r"\[(?:serving_chat|serving_responses|serving_completion|harmony_utils|api_server|launcher|core)\.py:\d+\]"),
+    ("vllm", r"vllm/(?:entrypoints|v1|model_executor)|\bvllm serve\b|\bvLLM\b|\bvllm\.(?:entrypoints|engine|v1)"),
+    ("sglang", r"\bsglang\b|\bSGLang\b|TokenizerManager|sglang\.launch_server|\bsgl-"),
+    ("lmdeploy", r" - lmdeploy - |\blmdeploy\b"),
+    ("llama.cpp", r"\bllama-server\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|llama\.cpp"),
+    ("ollama", r"source=\w+\.go:\d+|harmonyparser\.go|\bollama\b|\bOllama\b"),
+    ("lmstudio", r"LM ?Studio|\blmstudio\b|\[LM STUDIO SERVER\]|\blms\b"),
+    ("litellm", r"\blitellm\b|\bLiteLLM\b"),
+    ("trtllm", r"\[TRT-LLM\]|tensorrt_llm|trtllm-serve|TensorRT-LLM"),
+    ("tgi", r"text-generation-launcher|text_generation_(?:router|server)"),
+    ("transformers", r"transformers/(?:generation|commands|models)|transformers serve"),
+    ("mlx", r"\bmlx_lm\b|\bmlx-lm\b|\bmlx\.core\b"),
+    ("openai-sdk", r"\bopenai\.(?:APIError|APIStatusError|InternalServerError|BadRequestError|APIConnectionError|"
+                   r"AuthenticationError|NotFoundError|RateLimitError|UnprocessableEntityError|APITimeoutError)|openai/_base_client\.py"),
+]]
+
+# --- line prefixes stripped before reading a message --------------------------------------------
+PREFIX_RES = [re.compile(p) for p in [
+    r"^\s*\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*",             # vLLM process tag
+    r"^\s*(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[[\w./-]+:\d+\]\s?",  # vLLM level
+    r"^\s*\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - [A-Z]+ - [\w./-]+:\d+ - ",  # lmdeploy
+    r"^\s*\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] \[TRT-LLM\] \[[A-Z]\] ",                     # TensorRT-LLM
+    r"^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z]+\d*)*\] ",                            # SGLang
+    r"^\s*\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+(?:\[?(?:INFO|WARN|WARNING|ERROR|DEBUG)\]?)\s*(?:[:|-]\s*)?",
+    r"^\s*(?:INFO|ERROR|WARNING|DEBUG):\s+",
+    r"^\s*data:\s*",                                                                       # an SSE frame
+]]
+OLLAMA_RE = re.compile(r'level=(\w+) source=([\w./-]+:\d+) msg="((?:[^"\\]|\\.)*)"(?: .*?error="((?:[^"\\]|\\.)*)")?')
+
+EXC_LINE_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
+EXC_INLINE_RE = re.compile(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
+SDK_RE = re.compile(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
+FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+LEVEL_ERROR_RE = re.compile(r"\bERROR\b|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|\bFATAL\b|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
+
+# tool names in Harmony headers, Rust debug output, Ollama fields, and leaked recipients
+TOOL_RES = [re.compile(p) for p in [
+    r"to=functions\.([A-Za-z0-9_.\-]+)",
+    r"harmonyFunctionName=([A-Za-z0-9_.\-]+)",
+    r'"name":\s*"([A-Za-z0-9_.\-]+)<\|',
+    r"\b([A-Za-z_][A-Za-z0-9_\-]*)<\|channel\|>commentary",
+]]
+
+# token IDs: explicit phrasing, lists after token-ish keys, lists with a Harmony ID, bare Harmony IDs
+TOKEN_PHRASE_RE = re.compile(r"\btoken(?:[ _]id)?\s*[=:#]?\s*(-?\d{1,30})\b", re.I)
+TOKEN_LIST_RE = re.compile(r"\b(?:token_ids?|tokens|stop_token_ids|eos_token_ids?|prompt_token_ids?|stop)\"?'?\s*[=:]\s*\[([-\d,\s]{1,2000})\]?", re.I)
+INT_LIST_RE = re.compile(r"\[\s*(-?\d{1,30}(?:\s*,\s*-?\d{1,30}){1,200})\s*,?\s*\]")
+HARMONY_RANGE_RE = re.compile(r"(?<![\w.:/-])(199998|199999|20[01]\d{3})(?![\w.:/-])")
+
+TRIGGER_RE = re.compile(
+    rb"Error|error|ERROR|Exception|Traceback|<\||level=(?:ERROR|WARN)|\[E\]|assistantfinal|assistantcommentary|"
+    rb"Unexpected|unexpected|Unknown role|FATAL|panic:|HTTP/1\.[01]\" 5|to=functions\.|token"
+)
+
+MAX_ERRORS = 500
+MAX_TOKENS = 64
+MAX_TRACEBACK_LINES = 400
+
+
+@dataclass
+class ParsedError:
+    kind: str  # harmony | vocab | traceback | openai-sdk | proxy | json-body | exception | log-error | harmony-leak | flattened
+    message: str
+    code: str | None = None  # e.g. the HarmonyError variant ("unexpected-token")
+    exception: str | None = None
+    status: int | None = None
+    line: int | None = None
+    count: int = 1
+    engine: str | None = None
+    frames: list[str] = field(default_factory=list)
+    via: str | None = None  # how it reached the user: "openai-sdk", "litellm", "sse", "http-body"
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v not in (None, [])}
+
+
+@dataclass
+class Parsed:
+    errors: list[ParsedError] = field(default_factory=list)
+    token_ids: list[int] = field(default_factory=list)
+    engines: dict[str, str] = field(default_factory=dict)  # engine -> the text that showed it
+    tool_names: list[str] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)
+    lines: int = 0
+    bytes: int = 0
+    dropped_errors: int = 0
+    sample: str = ""  # the start of the input, for free-text matching
+
+    def text_for_matching(self) -> str:
+        parts = [e.message for e in self.errors]
+        return "\n".join(parts) if parts else self.sample
+
+
+def strip_prefixes(line: str) -> str:
+    for _ in range(3):
+        before = line
+        for rx in PREFIX_RES:
+            line = rx.sub("", line, count=1)
+        if line == before:
+            break
+    return line.strip()
+
+
+def classify_message(msg: str) -> tuple[str, str | None]:
+    """(kind, code) of one message by its content."""
+    for code, rx in HARMONY_PATTERNS:
+        if rx.search(msg):
+            return "harmony", code
+    for code, rx in VOCAB_PATTERNS:
+        if rx.search(msg):
+            return "vocab", code
+    if FLATTENED_RE.search(msg):
+        return "flattened", None
+    return "", None
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d{1,30}", text)]
+
+
+def token_ids_in(text: str) -> list[int]:
+    """Token IDs a message names, in order, without pids, ports or line numbers."""
+    found: list[int] = []
+    for m in TOKEN_PHRASE_RE.finditer(text):
+        found.append(int(m.group(1)))
+    for m in re.finditer(r"expecting start token (-?\d{1,30})", text):
+        found.append(int(m.group(1)))
+    for m in TOKEN_LIST_RE.finditer(text):
+        found.extend(_ints(m.group(1)))
+    for m in INT_LIST_RE.finditer(text):
+        vals = _ints(m.group(1))
+        if any(199998 <= v < 201088 for v in vals):
+            found.extend(vals)
+    hm = re.search(r"remaining in message header:\s*(.{1,2000})", text)
+    if hm and "token" in hm.group(1):
+        found.extend(int(x) for x in re.findall(r"(?<=[\[\",\s])(\d{1,7})(?=,|\]|\")", hm.group(1)))
+    for m in HARMONY_RANGE_RE.finditer(text):
+        v = int(m.group(1))
+        if 199998 <= v < 201088:
+            found.append(v)
+    seen, out = set(), []
+    for v in found:
+        if v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+def _json_error(line: str) -> tuple[str, int | None] | None:
+    """The message of a JSON (or Python-dict) error body inside a line."""
+    start = line.find("{")
+    end = line.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    blob = line[start:end + 1]
+    data = None
+    try:
+        data = json.loads(blob)
+    except ValueError:
+        try:
+            if len(blob) < 20000:
+                data = ast.literal_eval(blob)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            data = None
+    if not isinstance(data, dict):
+        return None
+    err = data.get("error", data)
+    status = None
+    if isinstance(err, dict):
+        msg = err.get("message") or err.get("msg") or err.get("detail") or err.get("error")
+        code = err.get("code") or data.get("code")
+        if isinstance(code, int) and 100 <= code < 600:
+            status = code
+    elif isinstance(err, str):
+        msg = err
+    else:
+        msg = None
+    if msg is None and "detail" in data:
+        msg = data["detail"]
+    if msg is None or data is err and "message" not in data and "detail" not in data and "error" not in data:
+        return None
+    if not isinstance(msg, str):
+        msg = json.dumps(msg, ensure_ascii=False)[:2000]
+    return msg, status
+
+
+class Scanner:
+    """Incremental parser: feed lines (or bytes chunks) and read ``result``."""
+
+    def __init__(self) -> None:
+        self.result = Parsed()
+        self._index: dict[str, ParsedError] = {}
+        self._tokens: set[int] = set()
+        self._tools: set[str] = set()
+        self._tb: list[str] | None = None
+        self._tb_start = 0
+
+    # -- recording -------------------------------------------------------------------------
+    def _hint(self, text: str) -> str | None:
+        hit = None
+        for engine, rx in ENGINE_HINTS:
+            m = rx.search(text)
+            if m:
+                self.result.engines.setdefault(engine, m.group(0).strip())
+                hit = hit or engine
+        return hit
+
+    def _note_tokens(self, text: str) -> None:
+        for v in token_ids_in(text):
+            if v not in self._tokens and len(self._tokens) < MAX_TOKENS:
+                self._tokens.add(v)
+                self.result.token_ids.append(v)
+
+    def _note_tools(self, text: str) -> None:
+        for rx in TOOL_RES:
+            for m in rx.finditer(text):
+                name = m.group(1)
+                if name not in self._tools and len(self._tools) < 32:
+                    self._tools.add(name)
+                    self.result.tool_names.append(name)
+
+    def _add(self, err: ParsedError) -> None:
+        key = f"{err.kind}\0{err.message[:500]}"
+        prev = self._index.get(key)
+        if prev is not None:
+            prev.count += 1
+            return
+        if len(self._index) >= MAX_ERRORS:
+            self.result.dropped_errors += 1
+            return
+        self._index[key] = err
+        self.result.errors.append(err)
+        self._note_tokens(err.message)
+        self._note_tools(err.message)
+
+    # -- one line ------------------------------------------------------------------------------
+    def feed_line(self, raw: str, lineno: int) -> None:
+        engine = self._hint(raw) if TRIGGER_HINT_RE.search(raw) else None
+        line = strip_prefixes(raw)
+        if self._tb is not None:
+            self._traceback_line(line, lineno, engine)
+            return
+        if line.startswith("Traceback (most recent call last)"):
+            self._tb, self._tb_start = [], lineno
+            return
+        self._note_tools(line)
+        om = OLLAMA_RE.search(line)
+        if om:
+            level, source, msg, error = om.groups()
+            text = msg + (": " + error if error else "")
+            text = text.replace('\\"', '"')
+            kind, code = classify_message(text)
+            if kind or level.upper() in ("ERROR", "WARN", "WARNING"):
+                self._add(ParsedError(kind or "log-error", text, code=code, line=lineno, engine="ollama"))
+            return
+        kind, code = classify_message(line)
+        sdk = SDK_RE.search(line)
+        if sdk:
+            name, status, rest = sdk.groups()
+            inner = _json_error(rest) if "{" in rest else None
+            msg = inner[0] if inner else rest.strip() or name
+            ikind, icode = classify_message(msg)
+            via = "litellm" if name.startswith("litellm") else "openai-sdk"
+            self._add(ParsedError(
+                ikind or ("proxy" if via == "litellm" else "openai-sdk"), msg if ikind else f"{name}: {msg}",
+                code=icode, exception=name, status=int(status) if status else None, line=lineno,
+                engine="litellm" if via == "litellm" else engine, via=via))
+            return
+        if "{" in line and ('"error"' in line or "'error'" in line or '"object": "error"' in line or '"detail"' in line):
+            got = _json_error(line)
+            if got:
+                msg, status = got
+                ikind, icode = classify_message(msg)
+                via = "sse" if raw.lstrip().startswith("data:") else "http-body"
+                self._add(ParsedError(ikind or "json-body", msg, code=icode, status=status, line=lineno, engine=engine, via=via))
+                return
+        exc = EXC_LINE_RE.match(line) or EXC_INLINE_RE.search(line)
+        if kind in ("harmony", "vocab", "flattened"):
+            self._add(ParsedError(kind, line[:2000], code=code, exception=exc.group(1) if exc else None, line=lineno, engine=engine))
+            return
+        if exc:
+            self._add(ParsedError("exception", line[:2000], exception=exc.group(1), line=lineno, engine=engine))
+            return
+        if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw):
+            self._add(ParsedError("harmony-leak", line[:500], line=lineno, engine=engine))
+            return
+        if LEVEL_ERROR_RE.search(raw):
+            self._add(ParsedError("log-error", line[:2000], line=lineno, engine=engine))
+            return
+        self._note_tokens(line)
+
+    def _traceback_line(self, line: str, lineno: int, engine: str | None) -> None:
+        assert self._tb is not None
+        fm = FRAME_RE.match(line)
+        if fm:
+            frame = f"{fm.group(1)}:{fm.group(2)} in {fm.group(3)}"
+            self._tb.append(frame)
+            self._hint(fm.group(1))
+            return
+        exc = EXC_LINE_RE.match(line)
+        if exc and not line.startswith(" "):
+            kind, code = classify_message(line)
+            frames = self._tb[-12:]
+            self._tb = None
+            for f in frames:
+                if f not in self.result.frames and len(self.result.frames) < 40:
+                    self.result.frames.append(f)
+            err = ParsedError(kind or "traceback", line[:2000], code=code, exception=exc.group(1),
+                              line=self._tb_start, engine=engine or self._engine_from_frames(frames), frames=frames)
+            self._add(err)
+            return
+        if len(self._tb) > MAX_TRACEBACK_LINES or line.startswith("During handling") or line.startswith("The above exception"):
+            if not (line.startswith("During handling") or line.startswith("The above exception")):
+                self._tb = None
+            return
+
+    def _engine_from_frames(self, frames: list[str]) -> str | None:
+        for f in frames:
+            e = self._hint(f)
+            if e:
+                return e
+        return None
+
+    # -- whole inputs ----------------------------------------------------------------------------
+    def feed_text(self, text: str) -> Parsed:
+        self.result.sample = text[:4000]
+        self.result.bytes += len(text.encode("utf-8", "replace"))
+        n = 0
+        for n, line in enumerate(text.splitlines(), 1):
+            self.feed_line(line, n)
+        self.result.lines += n
+        self._hint(text[:65536])
+        self._note_tokens_in_sample()
+        return self.result
+
+    def _note_tokens_in_sample(self) -> None:
+        if not self.result.errors:
+            self._note_tokens(self.result.sample)
+
+    def feed_stream(self, fh: BinaryIO, chunk_size: int = 1 << 20) -> Parsed:
+        """Scan a binary stream chunk by chunk; only candidate lines are decoded."""
+        carry = b""
+        lineno = 0
+        first = True
+        while True:
+            chunk = fh.read(chunk_size)
+            if not chunk:
+                break
+            if first and b"\0" in chunk[:8192]:
+                raise BinaryInputError("the input looks binary (it contains NUL bytes); give a text log or error message")
+            data = carry + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                if len(data) > 4 * chunk_size:  # an endless line: parse its start, drop the rest
+                    data = data[:chunk_size] + b"\n"
+                    cut = len(data) - 1
+                else:
+                    carry = data
+                    continue
+            block, carry = data[:cut + 1], data[cut + 1:]
+            if first:
+                self.result.sample = block[:4000].decode("utf-8", "replace")
+                self._hint(block[:65536].decode("utf-8", "replace"))
+                first = False
+            self.result.bytes += len(block)
+            lineno = self._scan_block(block, lineno)
+        if carry:
+            if first:
+                self.result.sample = carry[:4000].decode("utf-8", "replace")
+                self._hint(self.result.sample)
+            self.result.bytes += len(carry)
+            lineno = self._scan_block(carry + b"\n", lineno)
+        self.result.lines = lineno
+        self._note_tokens_in_sample()
+        return self.result
+
+    def _scan_block(self, block: bytes, lineno: int) -> int:
+        pos = 0
+        end = len(block)
+        while pos < end:
+            if self._tb is None:
+                m = TRIGGER_RE.search(block, pos)
+                if m is None:
+                    lineno += block.count(b"\n", pos, end)
+                    return lineno
+                start = block.rfind(b"\n", pos, m.start()) + 1
+                if start < pos:
+                    start = pos
+                lineno += block.count(b"\n", pos, start)
+                pos = start
+            nl = block.find(b"\n", pos)
+            if nl < 0:
+                nl = end
+            lineno += 1
+            line = block[pos:nl][:20000].decode("utf-8", "replace").rstrip("\r")
+            self.feed_line(line, lineno)
+            pos = nl + 1
+        return lineno
+
+
+TRIGGER_HINT_RE = re.compile(r"pid=|\[|source=|lmdeploy|sglang|SGLang|llama|ollama|litellm|LiteLLM|TRT|tensorrt|vllm|vLLM|"
+                             r"openai\.|text-generation|transformers|mlx|LM ?Studio|srv |slot |ggml|Ollama|TokenizerManager")
+
+
+class BinaryInputError(ValueError):
+    """Raised for input that is not text."""
+
+
+def parse_text(text: str) -> Parsed:
+    if "\0" in text[:8192]:
+        raise BinaryInputError("the input looks binary (it contains NUL bytes); give a text log or error message")
+    return Scanner().feed_text(text)
+
+
+def parse_stream(fh: BinaryIO) -> Parsed:
+    return Scanner().feed_stream(fh)
+
+
+def parse_lines(lines: Iterable[str]) -> Parsed:
+    sc = Scanner()
+    n = 0
+    for n, line in enumerate(lines, 1):
+        sc.feed_line(line.rstrip("\n"), n)
+    sc.result.lines = n
+    return sc.result
