@@ -78,7 +78,7 @@ EXC_LINE_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Fa
 EXC_INLINE_RE = re.compile(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
 SDK_RE = re.compile(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
 FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
-LEVEL_ERROR_RE = re.compile(r"\bERROR\b|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|\bFATAL\b|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
+LEVEL_ERROR_RE = re.compile(r"\bERROR\b|hit an exception|exception caught|log_server_r: .* 5\d\d\s*$|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|\bFATAL\b|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
 
 # tool names in Harmony headers, Rust debug output, Ollama fields, and leaked recipients
 TOOL_RES = [re.compile(p) for p in [
@@ -92,7 +92,7 @@ TOOL_RES = [re.compile(p) for p in [
 TOKEN_PHRASE_RE = re.compile(r"\btoken(?:[ _]id)?\s*[=:#]?\s*(-?\d{1,30})\b", re.I)
 TOKEN_LIST_RE = re.compile(r"\b(?:token_ids?|tokens|stop_token_ids|eos_token_ids?|prompt_token_ids?|stop)\"?'?\s*[=:]\s*\[([-\d,\s]{1,2000})\]?", re.I)
 INT_LIST_RE = re.compile(r"\[\s*(-?\d{1,30}(?:\s*,\s*-?\d{1,30}){1,200})\s*,?\s*\]")
-HARMONY_RANGE_RE = re.compile(r"(?<![\w.:/-])(199998|199999|20[01]\d{3})(?![\w.:/-])")
+HARMONY_RANGE_RE = re.compile(r"(?<![\w.:/=-])(199998|199999|20[01]\d{3})(?![\w.:/-])")
 
 TRIGGER_RE = re.compile(
     rb"Error|error|ERROR|Exception|Traceback|<\||level=(?:ERROR|WARN)|\[E\]|assistantfinal|assistantcommentary|"
@@ -389,6 +389,7 @@ class Scanner:
         carry = b""
         lineno = 0
         first = True
+        skipping = False
         while True:
             chunk = fh.read(chunk_size)
             if not chunk:
@@ -398,13 +399,20 @@ class Scanner:
             data = carry + chunk
             cut = data.rfind(b"\n")
             if cut < 0:
-                if len(data) > 4 * chunk_size:  # an endless line: parse its start, drop the rest
-                    data = data[:chunk_size] + b"\n"
-                    cut = len(data) - 1
+                if len(data) > 4 * chunk_size:  # an endless line: parse its start once, skip the rest
+                    if not skipping:
+                        lineno = self._scan_block(data[:chunk_size] + b"\n", lineno)
+                    skipping = True
+                    self.result.bytes += len(data)
+                    carry = b""
                 else:
                     carry = data
-                    continue
+                continue
             block, carry = data[:cut + 1], data[cut + 1:]
+            if skipping:  # the end of an over-long line already counted
+                nl = block.find(b"\n") + 1
+                self.result.bytes += nl
+                block, skipping = block[nl:], False
             if first:
                 self.result.sample = block[:4000].decode("utf-8", "replace")
                 self._hint(block[:65536].decode("utf-8", "replace"))
