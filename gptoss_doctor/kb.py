@@ -27,7 +27,7 @@ URL_RE = re.compile(r"^https://[^\s]+$")
 
 REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
 OPTIONAL = ("versions", "related")
-SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings")
+SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples")
 FIX_KEYS = ("step", "commands", "flags", "config")
 
 
@@ -46,6 +46,7 @@ class Entry:
     token_ids: list[int] = field(default_factory=list)
     symptoms: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)  # realistic texts the tests check this entry matches
     versions: dict = field(default_factory=dict)
     path: str = ""
 
@@ -71,7 +72,7 @@ class Entry:
             "id": self.id, "title": self.title, "summary": self.summary, "engines": self.engines,
             "origin": self.origin, "versions": self.versions,
             "signatures": {"messages": self.messages, "patterns": self.patterns, "token_ids": self.token_ids,
-                           "symptoms": self.symptoms, "findings": self.findings},
+                           "symptoms": self.symptoms, "findings": self.findings, "examples": self.examples},
             "causes": self.causes, "fixes": self.fixes, "references": self.references,
         }
 
@@ -94,7 +95,7 @@ def _files(directory: Path) -> list[Path]:
 
 def _cache_path(files: list[Path]) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    h = hashlib.sha256(b"kb-v1")
+    h = hashlib.sha256(b"kb-v2")
     for p in files:
         st = p.stat()
         h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
@@ -152,7 +153,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         for key in sig:
             if key not in SIGNATURE_KEYS:
                 errs.append(f"{where}: unknown signature key '{key}'")
-        for key in ("messages", "patterns", "symptoms", "findings"):
+        for key in ("messages", "patterns", "symptoms", "findings", "examples"):
             val = sig.get(key, [])
             if not isinstance(val, list) or not all(isinstance(v, str) and v.strip() for v in val):
                 errs.append(f"{where}: signatures.{key} must be a list of non-empty strings")
@@ -208,7 +209,7 @@ def _entry(raw: dict, path: str) -> Entry:
         references=list(raw["references"]),
         messages=list(sig.get("messages") or []), patterns=list(sig.get("patterns") or []),
         token_ids=list(sig.get("token_ids") or []), symptoms=list(sig.get("symptoms") or []),
-        findings=list(sig.get("findings") or []), versions=dict(raw.get("versions") or {}), path=path,
+        findings=list(sig.get("findings") or []), examples=list(sig.get("examples") or []), versions=dict(raw.get("versions") or {}), path=path,
     )
 
 

@@ -72,6 +72,7 @@ class Index:
         self.messages = [[_norm(m) for m in e.messages] for e in entries]
         self.symptoms = [[words(s) for s in e.symptoms] for e in entries]
         self.about = [words(e.title + " " + e.summary) for e in entries]
+        self.vocab = [self.about[i].union(*self.symptoms[i]) for i in range(len(entries))]
         df: dict[str, int] = {}
         for i in range(len(entries)):
             seen = set(self.about[i]).union(*self.symptoms[i]) if self.symptoms[i] else set(self.about[i])
@@ -142,15 +143,16 @@ def _score_entry(ix: Index, i: int, messages: list[str], norm_msgs: list[str], t
         s, shared = ix.overlap(phrase_words, text_words)
         if s > best:
             best, best_words, best_phrase = s, shared, phrase
-    about, about_words = ix.overlap(ix.about[i], text_words)
     if free_text:
-        sym = 0.85 * best ** 2 + 0.35 * about ** 1.5
+        # how much of the user's description this entry explains, and how well one symptom fits it
+        covered, covered_words = ix.overlap(text_words, ix.vocab[i])
+        sym = 0.6 * best ** 2 + 0.45 * covered ** 2 if len(text_words) >= 2 else 0.0
         if sym >= 0.1:
             score += sym
-            if best_words:
+            if best_words and best >= 0.3:
                 evidence.append(f'your words match the symptom "{best_phrase}" ({", ".join(best_words)})')
-            elif about_words:
-                evidence.append("shared words with the title: " + ", ".join(about_words[:6]))
+            if covered_words:
+                evidence.append("the entry covers your words: " + ", ".join(covered_words[:8]))
     elif strong and best >= 0.5:
         score += 0.05
     return min(score, 0.99), evidence

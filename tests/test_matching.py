@@ -1,0 +1,112 @@
+"""Matching: every entry's own signatures find it; unrelated errors find nothing confident."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gptoss_doctor import kb, matching
+from gptoss_doctor.explain import explain_text
+
+ENTRIES = kb.load()
+HEADLINE = "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006"
+
+
+def _ids(matches):
+    return [m.entry.id for m in matches]
+
+
+def test_headline_ranks_stale_generation_config_first(vocab_dir):
+    ex = explain_text(HEADLINE, vocab=str(vocab_dir))
+    top = ex.matches[0]
+    assert top.entry.id == "stale-generation-config-call-token" and top.confidence == "high"
+    assert any("200012" in f for f in top.entry.fix_lines())
+    assert {t.id: t.text for t in ex.tokens} == {12606: "comment", 200006: "<|start|>"}
+    assert ex.origin == "server" and "Harmony parser" in ex.origin_detail
+
+
+@pytest.mark.parametrize("text", [
+    "ModuleNotFoundError: No module named 'pandas'",
+    "OSError: [Errno 28] No space left on device: '/var/lib/docker/overlay2'",
+    "KeyboardInterrupt",
+    "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.com', port=443): Max retries exceeded",
+    "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+    "the weather is nice today and I like apples",
+    "PermissionError: [Errno 13] Permission denied: '/etc/shadow'",
+])
+def test_unrelated_errors_get_no_high_or_medium_match(text):
+    found = matching.match_text(text)
+    assert not [m for m in found if m.confidence in ("high", "medium")], [(m.entry.id, m.score) for m in found]
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("the model never sees the code interpreter output when streaming the responses api",
+     "vllm-responses-streaming-code-interpreter-output-lost"),
+    ("streamed tool call arguments are duplicated with lmdeploy", "lmdeploy-streaming-tool-args-duplicated"),
+    ("air-gapped server cannot download the vocab file", "harmony-vocab-download-offline"),
+])
+def test_free_text_symptoms_find_their_entry(query, expected):
+    found = matching.match_text(query)
+    assert found and found[0].entry.id == expected, [(m.entry.id, round(m.score, 2)) for m in found]
+    assert found[0].confidence in ("high", "medium")
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.id)
+def test_every_message_signature_finds_its_entry(entry):
+    for msg in entry.messages:
+        found = matching.match_text(msg, limit=5)
+        top3 = _ids(found[:3])
+        assert entry.id in top3, f"{msg!r} -> {[(m.entry.id, round(m.score, 2)) for m in found]}"
+        mine = next(m for m in found if m.entry.id == entry.id)
+        assert mine.confidence in ("high", "medium")
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.patterns], ids=lambda e: e.id)
+def test_every_pattern_signature_matches_a_real_example(entry):
+    examples = entry.messages + entry.examples
+    for pat in entry.patterns:
+        rx = re.compile(pat, re.I)
+        assert any(rx.search(x) for x in examples), f"pattern {pat!r} of {entry.id} matches none of its quoted messages"
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.examples], ids=lambda e: e.id)
+def test_every_example_finds_its_entry(entry):
+    for text in entry.examples:
+        found = matching.match_text(text, limit=5)
+        assert entry.id in _ids(found[:3]), f"{text[:80]!r} -> {[(m.entry.id, round(m.score, 2)) for m in found]}"
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.symptoms], ids=lambda e: e.id)
+def test_every_entry_is_found_by_one_of_its_symptoms(entry):
+    best = []
+    for s in entry.symptoms:
+        found = matching.match_text(s, limit=5)
+        if entry.id in _ids(found[:3]):
+            return
+        best.append((s, _ids(found[:3])))
+    pytest.fail(f"no symptom of {entry.id} finds it: {best}")
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.token_ids], ids=lambda e: e.id)
+def test_token_signatures_are_real_ids(entry):
+    from gptoss_doctor.tokens import VOCAB_SIZE
+
+    assert all(0 <= t < VOCAB_SIZE for t in entry.token_ids)
+
+
+def test_engine_hint_breaks_ties_between_engines():
+    text = "(APIServer pid=1) ERROR 08-07 12:00:01 [serving_chat.py:1001] openai_harmony.HarmonyError: unexpected tokens remaining in message header: Some(\"to=functions.web-browsing\")"
+    found = matching.match_text(text)
+    assert found[0].confidence == "high"
+    assert "vllm" in found[0].entry.engines
+
+
+def test_ignore_eos_variant_is_not_the_stale_config():
+    found = matching.match_text("openai_harmony.HarmonyError: Unexpected token 200002 while expecting start token 200006")
+    assert found[0].entry.id == "ignore-eos-return-token-200002"
+
+
+def test_findings_map_to_entries():
+    for fid in ("probe.harmony_error", "probe.harmony_leak", "probe.tools.stream_duplicated", "probe.tools.no_parser"):
+        assert kb.by_finding(fid), fid
