@@ -1,0 +1,650 @@
+"""``check``: probe running servers; one typed result per target, findings linked to the knowledge base.
+
+Per target: phase 1 discovery GETs run concurrently; then the engine-specific
+details, the tokenizer check and every behavioural probe run concurrently; a
+two-turn probe (``--deep``) adds one dependent round. Targets are checked
+concurrently too, bounded by ``concurrency``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+from urllib.parse import urlsplit, urlunsplit
+
+from gptoss_doctor.errors import EXIT_AUTH, EXIT_OK, EXIT_PROBLEMS, EXIT_UNREACHABLE, UsageError
+from gptoss_doctor.finding_ids import FINDING_IDS
+from gptoss_doctor.results import Finding, summarize
+
+SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
+ORDER = {fid: i for i, fid in enumerate(FINDING_IDS)}
+
+TITLES = {
+    "reach.dns": "Host name", "reach.refused": "Connection", "reach.tls": "TLS", "reach.timeout": "Response time",
+    "reach.not_llm": "OpenAI-compatible API", "reach.redirect": "Redirect", "auth.required": "Authentication",
+    "health": "Health endpoint", "engine.identified": "Engine", "engine.version": "Engine version",
+    "models.listed": "Model list", "models.gpt_oss": "gpt-oss model", "models.context": "Context length",
+    "tokenizer.special_tokens": "Tokenizer special tokens", "eos.call_token": "<|call|> stop token",
+    "eos.return_token": "<|return|> stop token", "eos.end_token": "<|end|> not a stop token",
+    "eos.local_generation_config": "Local generation_config.json", "probe.chat": "Plain chat",
+    "probe.harmony_error": "Harmony parser errors", "probe.harmony_leak": "Raw Harmony markup",
+    "probe.flattened_channels": "Flattened channels", "probe.reasoning": "Reasoning field",
+    "probe.tools.call": "Tool call", "probe.tools.no_parser": "Tool parser", "probe.tools.name_leak": "Tool name",
+    "probe.tools.invalid_json": "Tool arguments JSON", "probe.tools.stream": "Streamed tool call",
+    "probe.tools.stream_duplicated": "Streamed argument fragments", "probe.stream.error_chunk": "Mid-stream errors",
+    "probe.stream.framing": "SSE framing", "probe.responses": "Responses API",
+    "probe.responses.function_call": "Responses function call", "probe.responses.reasoning": "Responses reasoning events",
+    "probe.responses.tool_output": "Tool output in a second turn",
+}
+
+PORT_HINT = "vLLM 8000, SGLang 30000, llama.cpp 8080, Ollama 11434, LMDeploy 23333, LM Studio 1234, LiteLLM 4000"
+
+
+def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
+    e = engine
+    if fid == "reach.refused":
+        return f"start the server or fix host/port (defaults: {PORT_HINT})"
+    if fid == "reach.dns":
+        return "check the host name (try the IP address)"
+    if fid == "reach.tls":
+        return "use http:// for a plain-HTTP server, or fix the server's certificate"
+    if fid == "reach.timeout":
+        return "check that the server is up and not overloaded; raise --timeout for slow hardware"
+    if fid == "reach.not_llm":
+        return "point at the base URL of the OpenAI-compatible server (it answers GET /v1/models)"
+    if fid == "reach.redirect":
+        return "check the redirect target and run the check against it directly (the API key is not sent to another host)"
+    if fid == "auth.required":
+        return "pass the server's key with --api-key or OPENAI_API_KEY"
+    if fid == "health":
+        return "the engine reports unhealthy: read its log, then restart it"
+    if fid == "models.gpt_oss":
+        return "serve openai/gpt-oss-20b or -120b, or choose the model with --model"
+    if fid == "models.context":
+        return {"vllm": "start vLLM with --max-model-len 131072 (or what fits in memory)",
+                "sglang": "start SGLang with --context-length 131072", "llama.cpp": "start llama-server with -c 131072",
+                "ollama": "set OLLAMA_CONTEXT_LENGTH or num_ctx (e.g. 32768+)"}.get(e, "serve gpt-oss with a context of 32k tokens or more")
+    if fid in ("probe.tools.no_parser", "probe.tools.call"):
+        return {"vllm": "use vLLM >= 0.10.2 and start it with --enable-auto-tool-choice --tool-call-parser openai",
+                "sglang": "start SGLang with --tool-call-parser gpt-oss",
+                "llama.cpp": "start llama-server with --jinja (and a current build)",
+                "lmdeploy": "start LMDeploy with --tool-call-parser gpt-oss (openai_harmony installed)"}.get(
+            e, "enable the engine's gpt-oss tool-call parser")
+    if fid in ("probe.reasoning", "probe.harmony_leak", "probe.flattened_channels"):
+        return {"vllm": "start vLLM with --reasoning-parser openai_gptoss (and a current release)",
+                "sglang": "start SGLang with --reasoning-parser gpt-oss (and keep separate_reasoning on)",
+                "llama.cpp": "use --reasoning-format auto (not none) with --jinja",
+                "lmdeploy": "install openai_harmony next to LMDeploy so it uses the Harmony parser"}.get(
+            e, "enable the engine's gpt-oss reasoning parser; clients must not send raw Harmony back")
+    if fid == "probe.tools.stream_duplicated":
+        return "upgrade the engine (LMDeploy: PR #4023); meanwhile use non-streamed tool calls"
+    if fid == "probe.tools.name_leak":
+        return "upgrade the engine; clients can cut tool names at the first '<|'"
+    if fid.startswith("eos."):
+        return "refresh generation_config.json so eos_token_id is [200002, 199999, 200012] (gptoss-doctor fix-config), then restart"
+    if fid == "probe.responses":
+        return "use an engine release with /v1/responses for gpt-oss, or use /v1/chat/completions"
+    if fid in ("probe.chat", "probe.stream.framing", "probe.tools.stream", "probe.responses.tool_output"):
+        if any(c.id == "health" and c.status == "fail" for c in target.checks) or target.health_failed:
+            return "the engine is unhealthy (see the health check): read its log and restart it"
+    return ""
+
+
+@dataclass
+class CheckOptions:
+    api_key: Optional[str] = None
+    timeout: float = 20.0
+    model: Optional[str] = None
+    model_dir: Optional[str] = None
+    quick: bool = False
+    deep: bool = False
+    concurrency: int = 4
+
+
+@dataclass
+class TargetResult:
+    url: str
+    reachable: bool = False
+    llm_server: bool = False
+    engine: str = "unknown"
+    version: Optional[str] = None
+    engine_evidence: list[str] = field(default_factory=list)
+    models: list = field(default_factory=list)  # engines.ModelInfo
+    model: Optional[str] = None  # the model probed
+    checks: list[Finding] = field(default_factory=list)
+    auth_problem: bool = False
+    health_failed: bool = False
+    requests: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return self.code(strict=False)
+
+    def code(self, strict: bool) -> int:
+        if self.auth_problem:
+            return EXIT_AUTH
+        if not self.llm_server:
+            return EXIT_UNREACHABLE
+        counts = summarize(self.checks)
+        if counts["fail"] or counts["error"] or (strict and counts["warn"]):
+            return EXIT_PROBLEMS
+        return EXIT_OK
+
+    def to_json(self) -> dict:
+        return {
+            "url": self.url, "reachable": self.reachable, "llm_server": self.llm_server,
+            "engine": {"name": self.engine, "version": self.version, "evidence": self.engine_evidence},
+            "models": [m.to_json() for m in self.models], "model": self.model,
+            "checks": [f.to_json() for f in self.checks], "summary": summarize(self.checks),
+            "requests": self.requests, "seconds": round(self.seconds, 3),
+        }
+
+
+def exit_code(results: list[TargetResult], strict: bool = False) -> int:
+    """Precedence across targets: 4 (auth) > 3 (unreachable) > 1 (problems) > 0."""
+    codes = {r.code(strict) for r in results}
+    for c in (EXIT_AUTH, EXIT_UNREACHABLE, EXIT_PROBLEMS):
+        if c in codes:
+            return c
+    return EXIT_OK
+
+
+# -- URLs ---------------------------------------------------------------------------------------------
+
+def normalize_url(raw: str) -> tuple[str, list[str]]:
+    """A base URL from user input; notes say what was assumed. Malformed -> UsageError."""
+    notes: list[str] = []
+    s = raw.strip()
+    if not s or any(c.isspace() for c in s):
+        raise UsageError(f"malformed URL {raw!r}", hint="use http://HOST:PORT")
+    if "://" not in s:
+        s = "http://" + s
+        notes.append(f"no scheme in {raw!r}: assuming http://")
+    parts = urlsplit(s)
+    if parts.scheme not in ("http", "https"):
+        raise UsageError(f"unsupported URL scheme in {raw!r}", hint="use http:// or https://")
+    try:
+        port = parts.port
+    except ValueError:
+        raise UsageError(f"malformed URL {raw!r}: bad port", hint="use http://HOST:PORT") from None
+    if not parts.hostname:
+        raise UsageError(f"malformed URL {raw!r}: no host", hint="use http://HOST:PORT")
+    del port
+    path = parts.path.rstrip("/")
+    for suffix in ("/chat/completions", "/models", "/responses", "/completions"):
+        if path.endswith("/v1" + suffix):
+            path = path[: -len(suffix)]
+    if path.endswith("/v1"):
+        path = path[:-3]
+        notes.append("dropped the trailing /v1 (the doctor adds the paths itself)")
+    return urlunsplit((parts.scheme, parts.netloc, path, "", "")), notes
+
+
+def public_url(url: str) -> str:
+    """The URL without user:password."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc += f":{parts.port}"
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return url
+
+
+# -- findings -------------------------------------------------------------------------------------------
+
+class Collector:
+    def __init__(self) -> None:
+        self.obs: dict[str, list] = {}
+        self.health_failed = False
+
+    def add(self, fid: str, status: str, detail: str = "", evidence: Optional[list] = None,
+            error_text: str = "", fix: str = "") -> None:
+        if fid not in FINDING_IDS:
+            raise ValueError(f"unknown finding id {fid}")
+        from gptoss_doctor.probes import Obs
+
+        self.obs.setdefault(fid, []).append(Obs(fid, status, detail, list(evidence or []), error_text, fix))
+
+    def extend(self, observations: list) -> None:
+        for o in observations:
+            self.add(o.id, o.status, o.detail, o.evidence, o.error_text, o.fix)
+
+    def merged(self) -> list[tuple[str, str, str, list[str], list[str], str]]:
+        out = []
+        for fid in sorted(self.obs, key=lambda f: ORDER.get(f, 999)):
+            group = self.obs[fid]
+            worst = max(SEVERITY[o.status] for o in group)
+            top = [o for o in group if SEVERITY[o.status] == worst]
+            status = top[0].status
+            details = list(dict.fromkeys(o.detail for o in top if o.detail))
+            evidence = list(dict.fromkeys(e for o in top for e in o.evidence))
+            errors = list(dict.fromkeys(o.error_text for o in top if o.error_text))
+            fix = next((o.fix for o in top if o.fix), "")
+            out.append((fid, status, "; ".join(details), evidence, errors, fix))
+        return out
+
+
+_KB_CACHE: dict[str, Any] = {}
+
+
+def _kb_entries() -> list:
+    if "entries" not in _KB_CACHE:
+        try:
+            from gptoss_doctor import kb
+
+            _KB_CACHE["entries"] = kb.load()
+        except Exception as exc:  # noqa: BLE001 - a broken KB must not break the check
+            _KB_CACHE["entries"] = []
+            _KB_CACHE["error"] = str(exc)
+    return _KB_CACHE["entries"]
+
+
+HARMONY_USERS = ("vllm", "sglang", "lmdeploy", "trtllm")
+SYMPTOM_IDS = {"probe.tools.stream_duplicated", "probe.tools.name_leak", "probe.flattened_channels", "probe.harmony_leak",
+               "probe.tools.no_parser", "probe.tools.invalid_json", "eos.local_generation_config", "eos.call_token",
+               "eos.end_token", "eos.return_token", "probe.harmony_error", "probe.stream.error_chunk"}
+
+
+def _engine_ok(entry: Any, engine: str) -> bool:
+    """Does a KB entry apply to this engine? ('harmony' entries apply to engines that embed openai-harmony.)"""
+    if engine in ("unknown", ""):
+        return True
+    return engine in entry.engines or "any" in entry.engines or ("harmony" in entry.engines and engine in HARMONY_USERS)
+
+
+def match_errors(texts: list[str], engine: str) -> list:
+    """Matcher results (best first) for server error texts; [] when the matcher is unavailable."""
+    out, seen = [], set()
+    try:
+        from gptoss_doctor.matching import match_text
+    except Exception:  # noqa: BLE001
+        return []
+    for t in texts[:3]:
+        try:
+            ms = match_text(t[:4000], engine=None if engine == "unknown" else engine, limit=5)
+        except Exception:  # noqa: BLE001
+            continue
+        for m in ms:
+            if m.entry.id not in seen and getattr(m, "confidence", "low") in ("high", "medium"):
+                seen.add(m.entry.id)
+                out.append(m)
+    return out
+
+
+def build_finding(fid: str, status: str, detail: str, evidence: list[str], errors: list[str], fix: str,
+                  engine: str, target: TargetResult) -> Finding:
+    f = Finding(id=fid, status=status, title=TITLES.get(fid, FINDING_IDS[fid]), detail=detail,
+                evidence=evidence[:6])
+    if status in ("pass", "skip"):
+        return f
+    entries = _kb_entries()
+    matches = match_errors(errors, engine) if errors else []
+    named = [e for e in entries if fid in e.findings]
+    named_engine = [e for e in named if _engine_ok(e, engine)]
+    chosen, ids = [], set()
+    ordered = [m.entry for m in matches if fid in m.entry.findings] + named_engine + \
+              [m.entry for m in matches if m.confidence == "high" and fid not in m.entry.findings]
+    if fid in SYMPTOM_IDS:  # the same symptom on another engine is still a useful reference
+        ordered += named
+    for e in ordered:
+        if e.id not in ids:
+            ids.add(e.id)
+            chosen.append(e)
+    f.kb = [e.id for e in chosen]
+    f.references = list(dict.fromkeys(u for e in chosen for u in e.urls))
+    if matches:
+        f.evidence.append("matched: " + ", ".join(f"{m.entry.id} ({m.confidence})" for m in matches[:3]))
+    high = next((m.entry for m in matches if m.confidence == "high"), None)
+    kb_fix = lambda e: e.fix_lines()[0] if e.fix_lines() else ""  # noqa: E731
+    applicable = [e for e in chosen if _engine_ok(e, engine)]
+    f.fix = (kb_fix(high) if high else "") or fix or builtin_fix(fid, engine, target) or \
+        (kb_fix(applicable[0]) if applicable else "")
+    return f
+
+
+# -- one target ------------------------------------------------------------------------------------------
+
+def _vtuple(v: Optional[str]) -> tuple:
+    nums = re.findall(r"\d+", (v or "").split("+")[0])
+    return tuple(int(n) for n in nums[:4])
+
+
+def version_obs(engine: str, version: Optional[str]) -> tuple[str, str]:
+    vt = _vtuple(version)
+    if not version or not vt:
+        return "skip", "the engine does not expose its version" if engine != "unknown" else "engine unknown"
+    if engine == "vllm" and vt < (0, 10, 2):
+        return "warn", f"vLLM {version} has no gpt-oss tool parser for Chat Completions (added in 0.10.2) and early Harmony parsing bugs"
+    if engine == "ollama" and vt < (0, 11, 4):
+        return "warn", f"Ollama {version} predates the gpt-oss tool-template fixes of 0.11.4"
+    if engine == "lmstudio" and vt < (0, 3, 23):
+        return "warn", f"LM Studio {version} returns gpt-oss reasoning inside content (fixed in 0.3.23)"
+    return "pass", f"no known gpt-oss problem listed for {version}"
+
+
+async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] = None) -> TargetResult:
+    from gptoss_doctor import engines as E
+    from gptoss_doctor import probes as P
+    from gptoss_doctor.http import Client
+
+    t0 = time.monotonic()
+    res = TargetResult(url=public_url(url), notes=list(notes or []))
+    col = Collector()
+    parts = urlsplit(url)
+    client = Client(url, api_key=opts.api_key, timeout=opts.timeout)
+    if parts.username and not opts.api_key:
+        client.api_key = None
+    try:
+        await _check(client, res, col, opts, E, P)
+    finally:
+        await client.aclose()
+    res.requests = client.requests
+    res.health_failed = col.health_failed
+    for fid, status, detail, evidence, errors, fix in col.merged():
+        res.checks.append(build_finding(fid, status, detail, evidence, errors, fix, res.engine, res))
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, E, P) -> None:
+    d = await E.discover(client)
+    res.reachable, res.llm_server = d.reachable, d.llm_server
+    res.engine, res.version, res.engine_evidence = d.engine, d.version, d.engine_evidence
+    res.models = d.models
+    if not d.reachable:
+        r = d.network_error
+        kind = r.error if r is not None else "other"
+        fid = {"dns": "reach.dns", "refused": "reach.refused", "tls": "reach.tls", "timeout": "reach.timeout"}.get(
+            kind, "reach.refused" if kind in ("connect", "reset") else "reach.timeout")
+        col.add(fid, "fail", r.error_message if r is not None else "no answer", [f"GET {client.base_url}/v1/models"])
+        res.llm_server = False
+        return
+    if d.redirect_to:
+        col.add("reach.redirect", "fail", f"the server redirects to another host: {d.redirect_to} (not followed; the API key "
+                "was not sent there)", [f"Location: {d.redirect_to}"])
+        return
+    if not d.llm_server:
+        m = d.responses["/v1/models"]
+        root = d.responses["/"]
+        ev = [f"GET /v1/models -> {m.describe()}"[:200]]
+        if root.answered:
+            ev.append(f"GET / -> HTTP {root.status} {root.content_type or ''} {root.snippet(80)}"[:200])
+        col.add("reach.not_llm", "fail", "the URL answers HTTP but not as an OpenAI-compatible LLM server "
+                "(no JSON model list at /v1/models)", ev)
+        return
+    # authentication
+    if d.auth_status:
+        res.auth_problem = True
+        if opts.api_key:
+            col.add("auth.required", "fail", f"the API key was rejected (HTTP {d.auth_status} on /v1/models)",
+                    [d.responses["/v1/models"].snippet(160)], fix="check the key the server was started with (--api-key)")
+        else:
+            col.add("auth.required", "fail", f"the server requires an API key (HTTP {d.auth_status} on /v1/models)",
+                    [d.responses["/v1/models"].snippet(160)])
+    else:
+        col.add("auth.required", "pass", "API key accepted" if opts.api_key else "no API key needed")
+    _health(d, col)
+    _engine(d, col)
+    if d.auth_status:
+        return
+    model = _models(d, col, opts)
+    res.model = model
+    gpt = bool(model and d.model(model) and d.model(model).gpt_oss)
+    jobs: list = [E.enrich(client, d, model), E.tokenizer_check(client, d, model)]
+    ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
+    if model and not opts.quick:
+        jobs.append(P.run_all(ctx, opts.deep))
+    out = await asyncio.gather(*jobs)
+    tok = out[1]
+    if gpt or tok.status in ("pass", "fail"):
+        col.add("tokenizer.special_tokens", tok.status, tok.detail, tok.evidence)
+    if len(out) > 2:
+        obs = out[2]
+        col.extend(obs)
+        if any(o.evidence and any("HTTP 401" in e or "HTTP 403" in e for e in o.evidence) for o in obs):
+            res.auth_problem = True
+            col.add("auth.required", "fail", "a probe was refused with HTTP 401/403")
+    _models_context(d, col, model)
+    _eos(d, col, opts, model, gpt, E)
+    if opts.quick:
+        col.add("probe.chat", "skip", "--quick: behavioural probes skipped")
+
+
+def _health(d, col: Collector) -> None:
+    r = d.responses
+    h = r["/health"]
+    if d.engine == "ollama" and r["/"].ok:
+        col.add("health", "pass", "GET / answers 'Ollama is running'")
+        return
+    if d.engine == "litellm" and r["/health/liveliness"].answered:
+        lv, rd = r["/health/liveliness"], r["/health/readiness"]
+        if lv.ok and (rd.ok or not rd.answered):
+            col.add("health", "pass", "GET /health/liveliness and /health/readiness answer OK")
+        else:
+            col.add("health", "fail", f"LiteLLM health: liveliness {lv.describe()}, readiness {rd.describe()}")
+        return
+    if h.ok:
+        obj = h.json_object()
+        status = obj.get("status") if obj else None
+        if isinstance(status, str) and status.lower() not in ("ok", "healthy", "sleeping", "ready", "alive"):
+            col.add("health", "warn", f"GET /health -> 200 with status {status!r}")
+        else:
+            col.add("health", "pass", f"GET /health -> {h.status}" + (f" {status}" if status else ""))
+    elif h.status is not None and (h.status >= 500 or h.status == 429):
+        col.health_failed = True
+        col.add("health", "fail", f"GET /health -> {h.describe()}", [h.snippet(200)], error_text=h.text[:2000])
+    elif h.error:
+        col.add("health", "error", f"GET /health: {h.error_message}")
+    else:
+        col.add("health", "skip", f"no health endpoint (GET /health -> HTTP {h.status})")
+
+
+def _engine(d, col: Collector) -> None:
+    from gptoss_doctor.engines import ENGINE_LABELS
+
+    if d.engine == "unknown":
+        col.add("engine.identified", "warn", "engine not recognised (an OpenAI-compatible server of unknown make)")
+    else:
+        label = ENGINE_LABELS.get(d.engine, d.engine)
+        col.add("engine.identified", "pass", f"{label} {d.version or '(version not exposed)'}", d.engine_evidence[:2])
+    status, detail = version_obs(d.engine, d.version)
+    col.add("engine.version", status, detail)
+
+
+def _models(d, col: Collector, opts: CheckOptions) -> Optional[str]:
+    if not d.models:
+        col.add("models.listed", "fail", f"GET /v1/models: {d.models_error or 'no models listed'}")
+        return opts.model
+    ids = [m.id for m in d.models]
+    if opts.model and opts.model not in ids:
+        col.add("models.listed", "fail", f"--model {opts.model!r} is not served (served: {', '.join(ids[:5])})")
+        return None
+    col.add("models.listed", "pass", f"{len(ids)} model(s): {', '.join(ids[:5])}")
+    chosen = opts.model or next((m.id for m in d.models if m.gpt_oss), ids[0])
+    gpt = [m.id for m in d.models if m.gpt_oss]
+    m = d.model(chosen)
+    if m is not None and m.gpt_oss:
+        col.add("models.gpt_oss", "pass", f"{chosen} is gpt-oss")
+    elif gpt:
+        col.add("models.gpt_oss", "warn", f"{chosen} is not gpt-oss (gpt-oss served: {', '.join(gpt)})")
+    else:
+        col.add("models.gpt_oss", "warn", f"no served model looks like gpt-oss ({', '.join(ids[:5])}); probing {chosen}")
+    return chosen
+
+
+def _models_context(d, col: Collector, model: Optional[str]) -> None:
+    m = d.model(model) if model else None
+    if m is None:
+        return
+    n = m.max_model_len
+    if n is None:
+        col.add("models.context", "skip", "the engine does not report the context length")
+    elif n > 10 ** 12:
+        col.add("models.context", "warn", f"context length {n} is the tokenizer's 'unset' sentinel, not the served context")
+    elif n < 8192:
+        col.add("models.context", "warn", f"context length {n} is small for gpt-oss (reasoning + tools need 8k+; trained 131072)",
+                [m.context_source])
+    elif m.gpt_oss and n > 131072:
+        col.add("models.context", "warn", f"context length {n} exceeds gpt-oss's trained 131072", [m.context_source])
+    else:
+        col.add("models.context", "pass", f"{n} tokens ({m.context_source})")
+
+
+def _eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: bool, E) -> None:
+    for source, ids in d.stop_sources:
+        if not ids:
+            continue
+        if E.CALL_ID in ids:
+            col.add("eos.call_token", "pass", f"{source} includes 200012")
+        elif "eos_token" not in source:
+            col.add("eos.call_token", "fail", f"{source} lacks <|call|> 200012: {ids}", [f"{source}: {ids}"])
+        if E.RETURN_ID in ids:
+            col.add("eos.return_token", "pass", f"{source} includes 200002")
+        elif "eos_token" not in source:
+            col.add("eos.return_token", "fail", f"{source} lacks <|return|> 200002: {ids}", [f"{source}: {ids}"])
+        if E.END_ID in ids and (E.CALL_ID not in ids or E.RETURN_ID not in ids or "eos_token" in source):
+            col.add("eos.end_token", "fail", f"{source} makes <|end|> 200007 a stop token: {ids}", [f"{source}: {ids}"])
+        elif E.END_ID not in ids:
+            col.add("eos.end_token", "pass", f"{source} does not stop at <|end|>")
+    m = d.model(model) if model else None
+    path = E.find_generation_config(model, opts.model_dir, m.root if m else None)
+    if path is None:
+        if opts.model_dir:
+            col.add("eos.local_generation_config", "error", f"no generation_config.json in {opts.model_dir}")
+        elif gpt and "eos.call_token" not in col.obs:
+            col.add("eos.call_token", "skip", "no endpoint exposes the stop tokens and no local generation_config.json "
+                    "was found (give --model-dir)")
+        return
+    ids, problem = E.read_eos(path)
+    if ids is None:
+        col.add("eos.local_generation_config", "fail" if opts.model_dir else "warn", f"{path}: {problem}")
+        return
+    ev = [f"{path}: eos_token_id {ids}"]
+    missing = [t for t in E.EXPECTED_EOS if t not in ids]
+    if not missing and E.END_ID not in ids:
+        col.add("eos.local_generation_config", "pass", f"eos_token_id {ids} ({path})")
+    else:
+        bits = []
+        if missing:
+            bits.append("missing " + ", ".join(str(t) for t in missing))
+        if E.END_ID in ids:
+            bits.append("includes <|end|> 200007")
+        col.add("eos.local_generation_config", "fail", f"eos_token_id {ids}: {'; '.join(bits)} ({path})", ev)
+    reads_it = d.engine in ("vllm", "sglang", "lmdeploy", "trtllm", "unknown")
+    if reads_it:
+        if E.CALL_ID not in ids:
+            col.add("eos.call_token", "fail", f"the local generation_config.json that {d.engine} reads lacks <|call|> 200012", ev)
+        else:
+            col.add("eos.call_token", "pass", "the local generation_config.json includes <|call|> 200012")
+        if E.END_ID in ids:
+            col.add("eos.end_token", "fail", "the local generation_config.json makes <|end|> 200007 a stop token", ev)
+
+
+# -- several targets -----------------------------------------------------------------------------------
+
+async def run_targets(urls: list[tuple[str, list[str]]], opts: CheckOptions,
+                      progress: Optional[Callable[[str], None]] = None) -> list[TargetResult]:
+    sem = asyncio.Semaphore(max(1, opts.concurrency))
+    done = 0
+
+    async def one(url: str, notes: list[str]) -> TargetResult:
+        nonlocal done
+        async with sem:
+            if progress:
+                progress(f"checking {public_url(url)} …")
+            r = await check_target(url, opts, notes)
+            done += 1
+            if progress and len(urls) > 1:
+                progress(f"{done}/{len(urls)} targets checked")
+            return r
+
+    return list(await asyncio.gather(*(one(u, n) for u, n in urls)))
+
+
+def run(urls: list[tuple[str, list[str]]], opts: CheckOptions,
+        progress: Optional[Callable[[str], None]] = None) -> list[TargetResult]:
+    return asyncio.run(run_targets(urls, opts, progress))
+
+
+# -- output ------------------------------------------------------------------------------------------------
+
+def redact(obj: Any, secrets: list[str]) -> Any:
+    secrets = [s for s in secrets if s and len(s) >= 3]
+    if not secrets:
+        return obj
+    if isinstance(obj, str):
+        for s in secrets:
+            obj = obj.replace(s, "***")
+        return obj
+    if isinstance(obj, list):
+        return [redact(x, secrets) for x in obj]
+    if isinstance(obj, dict):
+        return {k: redact(v, secrets) for k, v in obj.items()}
+    return obj
+
+
+def payload(results: list[TargetResult], strict: bool) -> dict:
+    allf = [f for r in results for f in r.checks]
+    return {"targets": [r.to_json() for r in results], "summary": summarize(allf),
+            "exit_code": exit_code(results, strict)}
+
+
+def heading(r: TargetResult) -> str:
+    from gptoss_doctor.engines import ENGINE_LABELS
+
+    bits = [r.url]
+    if r.llm_server:
+        eng = ENGINE_LABELS.get(r.engine, r.engine)
+        bits.append(eng + (f" {r.version}" if r.version else ""))
+        if r.model:
+            bits.append(r.model)
+    elif r.reachable:
+        bits.append("no LLM server")
+    else:
+        bits.append("unreachable")
+    return " · ".join(bits)
+
+
+def render_markdown(results: list[TargetResult], argv_line: str) -> str:
+    from gptoss_doctor import __version__
+
+    marks = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "❌", "skip": "➖"}
+    lines = [f"### gptoss-doctor check report", "", f"gptoss-doctor {__version__} · `{argv_line}`", ""]
+    for r in results:
+        lines.append(f"#### {heading(r)}")
+        lines.append("")
+        if r.models:
+            lines.append("Models: " + ", ".join(f"`{m.id}` (context {m.max_model_len or '?'}{', gpt-oss' if m.gpt_oss else ''})"
+                                                 for m in r.models[:5]))
+            lines.append("")
+        lines.append("| | check | result |")
+        lines.append("|---|---|---|")
+        for f in r.checks:
+            detail = (f.detail or "").replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {marks.get(f.status, '?')} | `{f.id}` | {detail} |")
+        problems = [f for f in r.checks if f.status in ("fail", "error", "warn")]
+        if problems:
+            lines.append("")
+            lines.append("<details><summary>Evidence, fixes and references</summary>")
+            lines.append("")
+            for f in problems:
+                lines.append(f"- **{f.id}** ({f.status}): {f.detail}")
+                for ev in f.evidence[:4]:
+                    lines.append(f"  - evidence: `{ev.replace('`', chr(39))}`")
+                if f.fix:
+                    lines.append(f"  - fix: {f.fix}")
+                for ref in f.references[:5]:
+                    lines.append(f"  - see: {ref}")
+            lines.append("")
+            lines.append("</details>")
+        lines.append("")
+    from gptoss_doctor.results import summary_line
+
+    lines.append("**Summary:** " + summary_line(summarize([f for r in results for f in r.checks])))
+    return "\n".join(lines) + "\n"

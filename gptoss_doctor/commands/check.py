@@ -1,0 +1,140 @@
+"""``check URL...``: probe running gpt-oss servers (engine, version, models, stop tokens, behaviour)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+CHECK_HELP = """Probe running gpt-oss servers and report what is wrong, with the fix.
+
+Finds the engine and version (vLLM, SGLang, LMDeploy, llama.cpp, Ollama, TGI, LM Studio,
+LiteLLM proxy, TensorRT-LLM), the served models and context length, checks the Harmony special
+tokens and stop tokens, then sends small requests (chat, tool call streamed and not) and looks for
+the known gpt-oss failure signatures. URLs without a scheme are taken as http://.
+
+  gptoss-doctor check http://127.0.0.1:8000
+
+  gptoss-doctor check localhost:8000 localhost:30000 --quick
+
+  gptoss-doctor check http://gpu-box:8000 --deep --markdown > report.md
+
+Exit codes: 0 nothing failed, 1 a check failed (or a warning with --strict), 2 usage,
+3 a target unreachable or not an LLM server, 4 authentication required or rejected
+(several targets: the highest of 4 > 3 > 1 > 0).
+"""
+
+
+def _read_targets(path: Path) -> list[str]:
+    from gptoss_doctor.errors import UsageError
+
+    if str(path) == "-":
+        import sys
+
+        text = sys.stdin.read()
+    else:
+        if path.is_dir():
+            raise UsageError(f"{path} is a folder; give a file with one URL per line")
+        if path.stat().st_size > 1 << 20:
+            raise UsageError(f"{path} is larger than 1 MiB; give a file with one URL per line")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append(line)
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check", help=CHECK_HELP)
+    def check_cmd(
+        urls: Optional[List[str]] = typer.Argument(None, metavar="URL...", help="Server base URLs, e.g. http://127.0.0.1:8000"),
+        targets: Optional[Path] = typer.Option(None, "--targets", help="File with one URL per line ('-' for stdin)."),
+        api_key: Optional[str] = typer.Option(None, "--api-key", envvar="OPENAI_API_KEY", show_envvar=True,
+                                              help="API key sent as 'Authorization: Bearer' (never printed)."),
+        timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds allowed per request."),
+        model: Optional[str] = typer.Option(None, "--model", help="Served model to probe (default: the first gpt-oss)."),
+        model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="Local model folder: check its generation_config.json."),
+        quick: bool = typer.Option(False, "--quick", help="Discovery only: skip the behavioural probes."),
+        deep: bool = typer.Option(False, "--deep", help="Also probe the Responses API and a two-turn tool conversation."),
+        json_mode: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a GitHub issue (secrets redacted)."),
+        strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
+        concurrency: int = typer.Option(4, "--concurrency", min=1, max=64, help="Targets checked at the same time."),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="Show details of passing checks too."),
+    ) -> None:
+        from gptoss_doctor.cli import run_command
+
+        def body(out) -> int:
+            import sys
+
+            from gptoss_doctor import check as C
+            from gptoss_doctor.errors import UsageError
+            from gptoss_doctor.render import render_findings, render_summary
+
+            if json_mode and markdown:
+                raise UsageError("choose one of --json and --markdown")
+            if quick and deep:
+                raise UsageError("choose one of --quick and --deep")
+            raw = list(urls or [])
+            if targets is not None:
+                raw += _read_targets(targets)
+            if not raw:
+                raise UsageError("no URL given", hint="gptoss-doctor check http://127.0.0.1:8000 (or --targets FILE)")
+            parsed = []
+            for u in raw:
+                base, notes = C.normalize_url(u)
+                parsed.append((base, notes))
+            if model_dir is not None and not model_dir.exists():
+                raise UsageError(f"no such folder: {model_dir}")
+            opts = C.CheckOptions(api_key=api_key or None, timeout=timeout, model=model,
+                                  model_dir=str(model_dir) if model_dir else None, quick=quick, deep=deep,
+                                  concurrency=concurrency)
+            secrets = [api_key] if api_key else []
+            for base, _ in parsed:
+                from urllib.parse import urlsplit
+
+                p = urlsplit(base)
+                if p.password:
+                    secrets.append(p.password)
+            if not json_mode and not markdown:
+                for base, notes in parsed:
+                    for n in notes:
+                        out.note(f"note: {n}")
+            with out.progress("checking …") as update:
+                results = C.run(parsed, opts, progress=update)
+            code = C.exit_code(results, strict)
+            if json_mode:
+                out.json("check", C.redact(C.payload(results, strict), secrets))
+                return code
+            if markdown:
+                argv = "gptoss-doctor check " + " ".join(C.public_url(b) for b, _ in parsed)
+                text = C.redact(C.render_markdown(results, argv), secrets)
+                out.stdout.write(text)
+                out.stdout.flush()
+                return code
+            for i, r in enumerate(results):
+                if i:
+                    out.line()
+                findings = r.checks
+                if secrets:
+                    from gptoss_doctor.results import Finding
+
+                    findings = [Finding(**{**f.to_json(), **{k: C.redact(v, secrets) for k, v in f.to_json().items()}})
+                                for f in r.checks]
+                render_findings(out, findings, heading=C.redact(C.heading(r), secrets), verbose=verbose)
+                if r.models and len(r.models) > 1:
+                    out.detail("models: " + ", ".join(m.id for m in r.models[:8]), indent=2)
+            allf = [f for r in results for f in r.checks]
+            suffix = ""
+            if len(results) > 1:
+                bad = sum(1 for r in results if r.code(strict))
+                suffix = f" across {len(results)} targets" + (f" ({bad} with problems)" if bad else "")
+            render_summary(out, allf, suffix=suffix)
+            if code == 1 and strict and not any(f.status in ("fail", "error") for f in allf):
+                out.note("--strict: warnings count as failures")
+            return code
+
+        run_command("check", json_mode, body)

@@ -1,0 +1,371 @@
+"""A defensive async HTTP layer for probing servers we do not trust.
+
+Every request has a total deadline (not only httpx's per-read timeout, which a
+slow-drip server defeats), bodies are streamed and capped (JSON 1 MiB; SSE
+bounded in events, bytes and seconds), bytes are decoded tolerantly, JSON is
+parsed without raising, and redirects are handled by hand: same-origin
+redirects are followed (with the API key), a redirect to another origin is
+reported and never followed, so the key cannot leak to another host.
+
+Network failures are classified (dns / refused / tls / timeout / reset / ...)
+so ``check`` can tell the user which one it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from gptoss_doctor import __version__
+from gptoss_doctor.sse import SSEEvent, SSELineTooLong, SSEParser
+
+JSON_LIMIT = 1 << 20  # 1 MiB
+SSE_MAX_EVENTS = 5000
+SSE_MAX_BYTES = 8 << 20
+MAX_REDIRECTS = 3
+REDIRECT_CODES = (301, 302, 303, 307, 308)
+
+# error kinds (map to finding ids reach.<kind> where one exists)
+DNS, REFUSED, TLS, TIMEOUT, RESET, CONNECT, INVALID_URL, TOO_LARGE, OTHER = (
+    "dns", "refused", "tls", "timeout", "reset", "connect", "invalid_url", "too_large", "other")
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    scheme = (parts.scheme or "http").lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen, out = set(), []
+    cur: Optional[BaseException] = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+def classify(exc: BaseException) -> tuple[str, str]:
+    """(kind, one-line message) for a network exception."""
+    chain = _chain(exc)
+    text = " | ".join(str(e) for e in chain if str(e)) or type(exc).__name__
+    low = text.lower()
+    first = text.splitlines()[0][:300]
+    if isinstance(exc, (asyncio.TimeoutError, httpx.TimeoutException)) or any(
+            isinstance(e, (asyncio.TimeoutError, TimeoutError, socket.timeout)) for e in chain):
+        return TIMEOUT, "timed out" + (f" ({first})" if str(exc) else "")
+    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+        return INVALID_URL, first
+    if any(isinstance(e, socket.gaierror) for e in chain) or any(s in low for s in (
+            "name or service not known", "nodename nor servname", "temporary failure in name resolution",
+            "no address associated", "getaddrinfo failed", "name does not resolve", "errno -2", "errno -3", "errno -5")):
+        return DNS, "host name does not resolve: " + first
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "connection refused" in low or "errno 111" in low \
+            or "actively refused" in low:
+        return REFUSED, "connection refused: " + first
+    if any(isinstance(e, ssl.SSLError) for e in chain) or "ssl" in low or "certificate" in low or "tls" in low:
+        return TLS, "TLS error: " + first
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) or any(
+            isinstance(e, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)) for e in chain) \
+            or "reset" in low or "disconnected" in low or "incomplete" in low:
+        return RESET, "connection closed by the server: " + first
+    if isinstance(exc, (httpx.ConnectError, OSError)):
+        return CONNECT, "cannot connect: " + first
+    return OTHER, f"{type(exc).__name__}: {first}"
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+@dataclass
+class Response:
+    method: str
+    url: str
+    status: Optional[int] = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    truncated: bool = False  # body hit the size cap (the rest was never read)
+    error: Optional[str] = None  # a kind from classify(), or TOO_LARGE
+    error_message: str = ""
+    redirect_to: Optional[str] = None  # a cross-origin Location that was not followed
+    elapsed: float = 0.0
+    _json: Any = field(default=None, repr=False)
+    _json_done: bool = field(default=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300 and not self.error
+
+    @property
+    def answered(self) -> bool:
+        """An HTTP response arrived (whatever its status)."""
+        return self.status is not None
+
+    @property
+    def text(self) -> str:
+        return decode(self.body)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def json(self) -> Any:
+        """The parsed body, or None when it is not (complete, valid) JSON. Never raises."""
+        if not self._json_done:
+            self._json_done = True
+            self._json = None
+            if self.body and not self.truncated:
+                try:
+                    self._json = json.loads(decode(self.body))
+                except (ValueError, RecursionError):
+                    self._json = None
+        return self._json
+
+    def json_object(self) -> Optional[dict]:
+        data = self.json()
+        return data if isinstance(data, dict) else None
+
+    def snippet(self, n: int = 200) -> str:
+        t = " ".join(self.text.split())
+        return t[:n] + ("…" if len(t) > n else "")
+
+    def describe(self) -> str:
+        if self.error:
+            return self.error_message or self.error
+        return f"HTTP {self.status}" + (f": {self.snippet(160)}" if self.body else "")
+
+
+@dataclass
+class StreamResult:
+    """What a streamed (SSE) request produced, however it ended."""
+
+    method: str
+    url: str
+    status: Optional[int] = None
+    headers: dict[str, str] = field(default_factory=dict)
+    events: list[SSEEvent] = field(default_factory=list)
+    done: bool = False  # saw data: [DONE]
+    ended: str = ""  # done | eof | max_events | max_bytes | timeout | reset | line_too_long | error | not_sse
+    error: Optional[str] = None
+    error_message: str = ""
+    body: bytes = b""  # for a non-SSE answer (an error JSON, HTML ...), capped
+    bytes_read: int = 0
+    redirect_to: Optional[str] = None
+    elapsed: float = 0.0
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def as_response(self) -> Response:
+        return Response(self.method, self.url, self.status, self.headers, self.body, error=self.error,
+                        error_message=self.error_message, redirect_to=self.redirect_to, elapsed=self.elapsed)
+
+    def json_events(self) -> list[Any]:
+        out = []
+        for ev in self.events:
+            if ev.is_done:
+                continue
+            try:
+                out.append(json.loads(ev.data))
+            except (ValueError, RecursionError):
+                out.append(None)
+        return out
+
+
+class Client:
+    """One target's HTTP client. Use as ``async with Client(url, ...) as c``."""
+
+    def __init__(self, base_url: str, *, api_key: Optional[str] = None, timeout: float = 10.0,
+                 json_limit: int = JSON_LIMIT, sse_max_events: int = SSE_MAX_EVENTS,
+                 sse_max_bytes: int = SSE_MAX_BYTES, verify: bool = True):
+        self.base_url = base_url.rstrip("/")
+        self.origin = origin(self.base_url)
+        self.api_key = api_key
+        self.timeout = float(timeout)
+        self.json_limit = json_limit
+        self.sse_max_events = sse_max_events
+        self.sse_max_bytes = sse_max_bytes
+        self.requests = 0
+        self.log: list[tuple[str, str, Optional[int], float]] = []  # (method, path, status, seconds)
+        self._client = httpx.AsyncClient(
+            follow_redirects=False, verify=verify,
+            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 5.0)),
+            headers={"User-Agent": f"gptoss-doctor/{__version__}", "Accept-Encoding": "identity"},
+            limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
+        )
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        try:
+            await self._client.aclose()
+        except Exception:  # noqa: BLE001 - closing a broken connection must not fail the check
+            pass
+
+    def url(self, path: str) -> str:
+        return self.base_url + (path if path.startswith("/") else "/" + path)
+
+    def _headers(self, url: str, auth: bool, extra: Optional[dict] = None) -> dict:
+        h = dict(extra or {})
+        if auth and self.api_key and origin(url) == self.origin:
+            h["Authorization"] = f"Bearer {self.api_key}"
+        return h
+
+    # -- plain requests ---------------------------------------------------------------------------
+    async def get(self, path: str, *, auth: bool = True, limit: Optional[int] = None,
+                  timeout: Optional[float] = None) -> Response:
+        return await self.request("GET", path, auth=auth, limit=limit, timeout=timeout)
+
+    async def post(self, path: str, body: Any, *, auth: bool = True, limit: Optional[int] = None,
+                   timeout: Optional[float] = None) -> Response:
+        return await self.request("POST", path, json_body=body, auth=auth, limit=limit, timeout=timeout)
+
+    async def request(self, method: str, path: str, *, json_body: Any = None, auth: bool = True,
+                      limit: Optional[int] = None, timeout: Optional[float] = None) -> Response:
+        url = self.url(path)
+        resp = Response(method, url)
+        t0 = time.monotonic()
+        self.requests += 1
+        try:
+            await asyncio.wait_for(self._request(resp, method, url, json_body, auth, limit or self.json_limit),
+                                   timeout=timeout or self.timeout)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes a classified result
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            resp.error, resp.error_message = classify(exc)
+            if resp.error == TIMEOUT:
+                resp.error_message = f"no complete answer within {timeout or self.timeout:g} s"
+        resp.elapsed = time.monotonic() - t0
+        self.log.append((method, path, resp.status, resp.elapsed))
+        return resp
+
+    async def _request(self, resp: Response, method: str, url: str, json_body: Any, auth: bool, limit: int) -> None:
+        content = None if json_body is None else json.dumps(json_body).encode()
+        for _hop in range(MAX_REDIRECTS + 1):
+            headers = self._headers(url, auth, {"Content-Type": "application/json"} if content is not None else None)
+            async with self._client.stream(method, url, content=content, headers=headers) as r:
+                resp.url = url
+                resp.status = r.status_code
+                resp.headers = {k.lower(): v for k, v in r.headers.items()}
+                if r.status_code in REDIRECT_CODES and "location" in resp.headers:
+                    target = urljoin(url, resp.headers["location"])
+                    if origin(target) != self.origin:
+                        resp.redirect_to = target
+                        return
+                    url = target
+                    if r.status_code == 303:
+                        method, content = "GET", None
+                    continue
+                buf = bytearray()
+                async for chunk in r.aiter_bytes():
+                    room = limit - len(buf)
+                    if len(chunk) > room:
+                        buf += chunk[:room]
+                        resp.truncated = True
+                        break
+                    buf += chunk
+                resp.body = bytes(buf)
+                if resp.truncated:
+                    resp.error = TOO_LARGE
+                    resp.error_message = f"the answer is larger than {limit // 1024} KiB (stopped reading)"
+                return
+        resp.error, resp.error_message = OTHER, f"more than {MAX_REDIRECTS} redirects"
+
+    # -- streaming ----------------------------------------------------------------------------------
+    async def stream(self, path: str, body: Any, *, auth: bool = True, seconds: Optional[float] = None,
+                     max_events: Optional[int] = None, until: Optional[Callable[[SSEEvent], bool]] = None) -> StreamResult:
+        """POST ``body`` and read an SSE answer, bounded in events, bytes and seconds."""
+        url = self.url(path)
+        res = StreamResult("POST", url)
+        seconds = seconds or self.timeout
+        t0 = time.monotonic()
+        self.requests += 1
+        try:
+            await asyncio.wait_for(self._stream(res, url, body, auth, max_events or self.sse_max_events, until), timeout=seconds)
+        except asyncio.CancelledError:
+            raise
+        except SSELineTooLong as exc:
+            res.ended, res.error, res.error_message = "line_too_long", OTHER, str(exc)
+        except BaseException as exc:  # noqa: BLE001
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            kind, msg = classify(exc)
+            res.error, res.error_message = kind, msg
+            res.ended = {TIMEOUT: "timeout", RESET: "reset"}.get(kind, "error")
+            if kind == TIMEOUT:
+                res.error_message = f"the stream did not end within {seconds:g} s ({len(res.events)} events read)"
+        res.elapsed = time.monotonic() - t0
+        self.log.append(("POST", path, res.status, res.elapsed))
+        return res
+
+    async def _stream(self, res: StreamResult, url: str, body: Any, auth: bool, max_events: int,
+                      until: Optional[Callable[[SSEEvent], bool]]) -> None:
+        content = json.dumps(body).encode()
+        for _hop in range(MAX_REDIRECTS + 1):
+            headers = self._headers(url, auth, {"Content-Type": "application/json", "Accept": "text/event-stream"})
+            async with self._client.stream("POST", url, content=content, headers=headers) as r:
+                res.url = url
+                res.status = r.status_code
+                res.headers = {k.lower(): v for k, v in r.headers.items()}
+                if r.status_code in REDIRECT_CODES and "location" in res.headers:
+                    target = urljoin(url, res.headers["location"])
+                    if origin(target) != self.origin:
+                        res.redirect_to = target
+                        res.ended = "redirect"
+                        return
+                    url = target
+                    continue
+                if not (200 <= r.status_code < 300) or "event-stream" not in res.content_type:
+                    # an error JSON, HTML, or a non-streamed answer: keep a capped body
+                    buf = bytearray()
+                    async for chunk in r.aiter_bytes():
+                        buf += chunk[: self.json_limit - len(buf)]
+                        if len(buf) >= self.json_limit:
+                            break
+                    res.body = bytes(buf)
+                    res.bytes_read = len(buf)
+                    res.ended = "not_sse"
+                    return
+                parser = SSEParser()
+                async for chunk in r.aiter_bytes():
+                    res.bytes_read += len(chunk)
+                    for ev in parser.feed(chunk):
+                        res.events.append(ev)
+                        if ev.is_done:
+                            res.done = True
+                            res.ended = "done"
+                            return
+                        if until is not None and until(ev):
+                            res.ended = "until"
+                            return
+                        if len(res.events) >= max_events:
+                            res.ended = "max_events"
+                            return
+                    if res.bytes_read >= self.sse_max_bytes:
+                        res.ended = "max_bytes"
+                        return
+                for ev in parser.close():
+                    res.events.append(ev)
+                    if ev.is_done:
+                        res.done = True
+                res.ended = "done" if res.done else "eof"
+                return
+        res.error, res.error_message, res.ended = OTHER, f"more than {MAX_REDIRECTS} redirects", "error"
