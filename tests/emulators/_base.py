@@ -139,7 +139,7 @@ class Engine(HTTPApp):
     def bad_json(self) -> Response:
         return self.error(400, "JSON decode error", "Bad Request")
 
-    def harmony_error_response(self, message: str) -> Response:
+    def harmony_error_response(self, message: str, turn: Optional[M.Turn] = None) -> Response:
         return self.error(500, message, "InternalServerError")
 
     def stream_error_obj(self, message: str) -> dict:
@@ -207,7 +207,7 @@ class Engine(HTTPApp):
         if body.get("stream"):
             return Response(status=200, headers=self.stream_headers(), stream=self.chat_stream(body, turn))
         if turn.harmony_error:
-            return self.harmony_error_response(turn.harmony_error)
+            return self.harmony_error_response(turn.harmony_error, turn)
         return json_response(self.chat_json(body, turn), headers=self.completion_headers())
 
     def stream_headers(self) -> list:
@@ -299,7 +299,7 @@ class Engine(HTTPApp):
         for p in M.text_pieces(turn.reasoning or ""):
             yield chunk(self.reasoning_delta(p))
         if turn.harmony_error:
-            yield from self.stream_error_tail(turn.harmony_error)
+            yield from self.stream_error_tail(turn.harmony_error, turn)
             return
         for p in M.text_pieces(turn.content or ""):
             yield chunk({"content": p})
@@ -313,7 +313,7 @@ class Engine(HTTPApp):
             yield self.sse(obj)
         yield self.sse_done()
 
-    def stream_error_tail(self, message: str):
+    def stream_error_tail(self, message: str, turn: Optional[M.Turn] = None):
         yield self.sse(self.stream_error_obj(message))
         yield self.sse_done()
 
@@ -432,7 +432,7 @@ class Engine(HTTPApp):
             return Response(status=200, headers=self.responses_stream_headers(),
                             stream=self.responses_stream(body, rid, items, turn, resp_obj))
         if turn.harmony_error:
-            return self.harmony_error_response(turn.harmony_error)
+            return self.harmony_error_response(turn.harmony_error, turn)
         return json_response(resp_obj)
 
     def responses_stream_headers(self) -> list:

@@ -93,7 +93,7 @@ class VLLM(Engine):
         # /health → 503 empty (EngineDeadError); requests on a dead engine get an empty-body error too.
         return empty_response(503)
 
-    def harmony_error_response(self, message: str) -> Response:
+    def harmony_error_response(self, message: str, turn: Optional[M.Turn] = None) -> Response:
         return self.error(500, message, "InternalServerError")
 
     def stream_error_obj(self, message: str) -> dict:
