@@ -118,7 +118,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         # A usage error caught by the parser: keep the --json promise of one document on stdout.
-        if code == EXIT_USAGE and "--json" in args:
+        if code == EXIT_USAGE and "--json" in args and not Output.json_emitted:
             cmd = next((a for a in args if not a.startswith("-")), "")
             Output(True).json(cmd, {"ok": False, "error": {"kind": "usage", "message": "invalid usage (see stderr)", "exit_code": EXIT_USAGE}})
         sys.exit(code)

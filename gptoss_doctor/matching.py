@@ -182,9 +182,9 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
 
 
 def match_text(text: str, *, engine: str | None = None, limit: int = 5,
-               entries: list[kb.Entry] | None = None) -> list[Match]:
+               entries: list[kb.Entry] | None = None, min_score: float = LOW) -> list[Match]:
     """Parse ``text`` and rank entries (used by ``check`` for server error bodies)."""
-    return match_parsed(parse_text(text), entries=entries, engine=engine, limit=limit)
+    return match_parsed(parse_text(text), entries=entries, engine=engine, limit=limit, min_score=min_score)
 
 
 def match_messages(messages: Iterable[str], **kw) -> list[Match]:

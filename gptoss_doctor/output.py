@@ -40,6 +40,8 @@ def _isatty(stream: Any) -> bool:
 class Output:
     """Where every command writes. ``json_mode`` silences human output."""
 
+    json_emitted = False  # set once any JSON document went to stdout in this process
+
     def __init__(self, json_mode: bool = False, *, stdout: Any = None, stderr: Any = None):
         self.json_mode = json_mode
         self.stdout = stdout or sys.stdout
@@ -148,3 +150,4 @@ class Output:
         doc.update(payload)
         self.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         self.stdout.flush()
+        Output.json_emitted = True
