@@ -61,6 +61,12 @@ def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
         return "pass the server's key with --api-key or OPENAI_API_KEY"
     if fid == "health":
         return "the engine reports unhealthy: read its log, then restart it"
+    if fid == "engine.version":
+        return {"vllm": "upgrade vLLM (>= 0.10.2 for gpt-oss tool calls) and start it with "
+                        "--enable-auto-tool-choice --tool-call-parser openai --reasoning-parser openai_gptoss",
+                "ollama": "upgrade Ollama and re-pull the model (ollama pull gpt-oss:20b)",
+                "lmstudio": "upgrade LM Studio (>= 0.3.23)",
+                "tgi": "serve gpt-oss with vLLM, SGLang, llama.cpp or Ollama"}.get(e, "upgrade the engine")
     if fid == "models.gpt_oss":
         return "serve openai/gpt-oss-20b or -120b, or choose the model with --model"
     if fid == "models.context":
@@ -283,13 +289,25 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
                 evidence=evidence[:6])
     if status in ("pass", "skip"):
         return f
+    if status == "error":  # the doctor could not finish this check: no KB guess, only our own hint
+        f.fix = fix or ""
+        return f
     entries = _kb_entries()
     matches = match_errors(errors, engine) if errors else []
     named = [e for e in entries if fid in e.findings]
+    version = target.version or ""
+    vshort = ".".join(str(x) for x in _vtuple(version)[:3])
+
+    def version_hit(e: Any) -> bool:
+        return bool(vshort) and vshort in str((e.versions or {}).get("affected", ""))
+
     named_engine = [e for e in named if _engine_ok(e, engine)]
+    if fid == "engine.version":  # only entries that name this very version as affected
+        named_engine = [e for e in named_engine if engine in e.engines and version_hit(e)]
+    # the engine's own entries first (those naming this version first of all), then 'any' / 'harmony' ones
+    named_engine.sort(key=lambda e: (not version_hit(e), engine not in e.engines))
     chosen, ids = [], set()
-    ordered = [m.entry for m in matches if fid in m.entry.findings] + named_engine + \
-              [m.entry for m in matches if m.confidence == "high" and fid not in m.entry.findings]
+    ordered = [m.entry for m in matches if fid in m.entry.findings or m.confidence == "high"] + named_engine
     if fid in SYMPTOM_IDS:  # the same symptom on another engine is still a useful reference
         ordered += named
     for e in ordered:
@@ -323,6 +341,8 @@ def version_obs(engine: str, version: Optional[str]) -> tuple[str, str]:
         return "warn", f"vLLM {version} has no gpt-oss tool parser for Chat Completions (added in 0.10.2) and early Harmony parsing bugs"
     if engine == "ollama" and vt < (0, 11, 4):
         return "warn", f"Ollama {version} predates the gpt-oss tool-template fixes of 0.11.4"
+    if engine == "tgi":
+        return "warn", f"TGI {version} has no gpt-oss model code (maintenance mode); serve gpt-oss with another engine"
     if engine == "lmstudio" and vt < (0, 3, 23):
         return "warn", f"LM Studio {version} returns gpt-oss reasoning inside content (fixed in 0.3.23)"
     return "pass", f"no known gpt-oss problem listed for {version}"
@@ -381,12 +401,13 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     # authentication
     if d.auth_status:
         res.auth_problem = True
+        where = d.auth_path
         if opts.api_key:
-            col.add("auth.required", "fail", f"the API key was rejected (HTTP {d.auth_status} on /v1/models)",
-                    [d.responses["/v1/models"].snippet(160)], fix="check the key the server was started with (--api-key)")
+            col.add("auth.required", "fail", f"the API key was rejected (HTTP {d.auth_status} on {where})",
+                    [d.responses[where].snippet(160)], fix="check the key the server was started with (--api-key)")
         else:
-            col.add("auth.required", "fail", f"the server requires an API key (HTTP {d.auth_status} on /v1/models)",
-                    [d.responses["/v1/models"].snippet(160)])
+            col.add("auth.required", "fail", f"the server requires an API key (HTTP {d.auth_status} on {where})",
+                    [d.responses[where].snippet(160)])
     else:
         col.add("auth.required", "pass", "API key accepted" if opts.api_key else "no API key needed")
     _health(d, col)
@@ -410,6 +431,12 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
         if any(o.evidence and any("HTTP 401" in e or "HTTP 403" in e for e in o.evidence) for o in obs):
             res.auth_problem = True
             col.add("auth.required", "fail", "a probe was refused with HTTP 401/403")
+        chat_down = [o for o in obs if o.id == "probe.chat" and o.status == "fail" and re.search(
+            r"HTTP 5\d\d|no models? (?:are )?loaded|model is not loaded|loading model", o.detail, re.I)]
+        if chat_down and not col.health_failed:
+            col.health_failed = True
+            col.add("health", "fail", "the health endpoint is OK but a plain chat fails: " + chat_down[0].detail,
+                    error_text=chat_down[0].error_text)
     _models_context(d, col, model)
     _eos(d, col, opts, model, gpt, E)
     if opts.quick:
@@ -518,8 +545,8 @@ def _eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: bool,
         if opts.model_dir:
             col.add("eos.local_generation_config", "error", f"no generation_config.json in {opts.model_dir}")
         elif gpt and "eos.call_token" not in col.obs:
-            col.add("eos.call_token", "skip", "no endpoint exposes the stop tokens and no local generation_config.json "
-                    "was found (give --model-dir)")
+            col.add("eos.call_token", "skip", "no endpoint exposes the stop-token list and no local "
+                    "generation_config.json was found (give --model-dir)")
         return
     ids, problem = E.read_eos(path)
     if ids is None:

@@ -71,7 +71,8 @@ class Discovery:
     llm_server: bool = False  # it looks like an OpenAI-compatible server
     network_error: Optional[Response] = None  # the representative failure when nothing answered
     redirect_to: Optional[str] = None
-    auth_status: Optional[int] = None  # 401/403 on the model list
+    auth_status: Optional[int] = None  # 401/403 on the model list (or another guarded path)
+    auth_path: str = "/v1/models"
     engine: str = "unknown"
     version: Optional[str] = None
     engine_evidence: list[str] = field(default_factory=list)
@@ -113,7 +114,8 @@ async def discover(client: Client) -> Discovery:
     d = Discovery(url=client.base_url)
     results = await asyncio.gather(*(client.get(p, auth=a) for p, a in DISCOVERY))
     d.responses = dict(zip([p for p, _ in DISCOVERY], results))
-    answered = [r for r in results if r.answered]
+    # a server that sends headers and then stalls or drops the connection did not really answer
+    answered = [r for r in results if r.answered and r.error not in ("timeout", "reset")]
     d.reachable = bool(answered)
     if not answered:
         # the most telling failure: prefer a classified one over "other"
@@ -124,6 +126,16 @@ async def discover(client: Client) -> Discovery:
     models_resp = d.responses["/v1/models"]
     if models_resp.status in (401, 403):
         d.auth_status = models_resp.status
+    elif models_resp.ok:
+        # some engines keep the model list public and guard the rest (llama.cpp: /props)
+        guarded = [d.responses[p] for p, auth in DISCOVERY if auth and p != "/v1/models"
+                   and d.responses[p].status in (401, 403)]
+        if guarded and not client.api_key:
+            d.auth_status = guarded[0].status
+            d.auth_path = next(p for p, a in DISCOVERY if d.responses[p] is guarded[0])
+        elif guarded and client.api_key and len(guarded) >= 1 and d.responses.get("/props") in guarded:
+            d.auth_status = guarded[0].status
+            d.auth_path = "/props"
     fingerprint(d)
     parse_models(d)
     if not d.llm_server and redirects:
@@ -210,6 +222,8 @@ def fingerprint(d: Discovery) -> None:
             pick("lmdeploy", "401 body in LMDeploy's error shape")
         elif "auth_error" in body:
             pick("litellm", "401 body in LiteLLM's error shape")
+        elif "Provide a valid API token" in r["/v1/models"].text:
+            pick("lmstudio", "401 body in LM Studio's wording")
     d.engine = engine or "unknown"
     if d.engine != "unknown":
         d.llm_server = True

@@ -33,8 +33,10 @@ HARMONY_MARKUP_RE = re.compile(r"<\|(?:start|channel|message|end|call|return|con
 FLATTENED_RE = re.compile(r"(?:^|\W)analysis.{0,4000}?assistant(?:final|commentary|analysis)|assistantfinal", re.S)
 HARMONY_ERROR_RE = re.compile(
     r"HarmonyError|openai_harmony|expecting start token|unexpected tokens remaining in message header|"
-    r"Unknown role|Unexpected token \d+", re.I)
+    r"Unknown role|Unexpected token \d+|Failed to parse input at pos|error parsing tool call", re.I)
 HARMONY_TOKEN_LEAK_RE = re.compile(r"<\||\|>|\bto=|\bfunctions\.|\bcommentary\b|\s")
+NO_REASONING_FIELD = ("tgi",)  # these never return a reasoning field: missing reasoning is only a warning
+NO_RESPONSES_API = ("tgi",)  # no /v1/responses by design
 UNEXPECTED_TOKEN_RE = re.compile(r"Unexpected token (\d+) while expecting start token 200006")
 
 
@@ -124,7 +126,7 @@ def reasoning_obs(field_name: Optional[str], content: str, where: str, ctx: Ctx)
     if field_name:
         return Obs("probe.reasoning", "pass", f"reasoning returned in '{field_name}' ({where})")
     leaked = bool(HARMONY_MARKUP_RE.search(content) or FLATTENED_RE.search(content))
-    status = "fail" if (ctx.gpt_oss and ctx.engine != "litellm") or leaked else "warn"
+    status = "fail" if (ctx.gpt_oss and ctx.engine not in NO_REASONING_FIELD) or leaked else "warn"
     detail = f"no reasoning / reasoning_content field ({where})"
     if leaked:
         detail += "; the reasoning is mixed into content"
@@ -520,6 +522,8 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     if res.ended == "not_sse":
         r = res.as_response()
         if r.status in (404, 405, 501):
+            if ctx.engine in NO_RESPONSES_API:
+                return [Obs("probe.responses", "skip", f"{ctx.engine} has no Responses API")]
             return [Obs("probe.responses", "fail", f"{what}: HTTP {r.status}: the server has no Responses API",
                         [_short(r.text, 200)], error_text=error_message(r.json(), r.text)),
                     Obs("probe.responses.function_call", "skip", "no Responses API"),

@@ -3,7 +3,9 @@
 Bytes arrive in arbitrary pieces (a frame, a line or a UTF-8 character may be
 split anywhere); ``SSEParser.feed`` returns the events completed so far.
 Handles LF, CRLF and CR line ends, multi-line ``data:``, ``event:``, ``id:``,
-comment lines (``: keep-alive``) and unknown fields, per the WHATWG spec.
+comment lines (``: keep-alive``) and unknown fields, per the WHATWG spec; one
+deviation: an ``error: ...`` line (llama-server's mid-stream error) becomes an
+event named ``error``.
 Lines are decoded only once complete, with invalid UTF-8 replaced.
 """
 
@@ -102,6 +104,11 @@ class SSEParser:
             self._has_field = True
         elif name == "event":
             self._event = value
+            self._has_field = True
+        elif name == "error":
+            # not an SSE field, but llama-server writes mid-stream errors as "error: {...}" lines
+            self._data.append(value)
+            self._event = "error"
             self._has_field = True
         elif name == "id":
             if "\0" not in value:
