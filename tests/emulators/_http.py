@@ -115,11 +115,35 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 64
 
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._conns: set = set()
+        self._conns_lock = threading.Lock()
+
+    def process_request_thread(self, request, client_address):
+        with self._conns_lock:
+            self._conns.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._conns_lock:
+                self._conns.discard(request)
+
+    def close_connections(self) -> None:
+        """Close kept-alive / in-flight client connections so nothing is served after stop()."""
+        with self._conns_lock:
+            conns = list(self._conns)
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
 
 def make_handler(app: "HTTPApp"):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-        timeout = 30  # bounded: an idle keep-alive connection never blocks forever
+        timeout = 15  # bounded: an idle keep-alive connection never blocks forever
 
         def log_message(self, format, *args):  # silence stderr
             pass
@@ -276,7 +300,7 @@ class HTTPApp:
         self._server = _Server(("127.0.0.1", 0), make_handler(self))
         port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
                                         name=f"emulator-{port}", daemon=True)
         self._thread.start()
         return self
@@ -286,5 +310,6 @@ class HTTPApp:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server.close_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
