@@ -172,6 +172,28 @@ class VLLM(Engine):
                                    '--tool-call-parser to be set', "BadRequestError")
         return None
 
+    def plan_chat(self, body: dict) -> M.Turn:
+        turn = super().plan_chat(body)
+        if body.get("include_reasoning") is False:
+            turn.reasoning = None
+        turn.want_ids = bool(body.get("return_token_ids")) and self.vt >= (0, 11)  # per request, not on self
+        turn.prompt_ids = [t for t, _ in M.tokenize(M.render_harmony_prompt(body.get("messages") or []))]
+        return turn
+
+    def output_token_ids(self, turn: M.Turn) -> list:
+        """Harmony completion tokens incl. the stop token that ended generation."""
+        text = ""
+        if turn.reasoning:
+            text += f"<|channel|>analysis<|message|>{turn.reasoning}<|end|><|start|>assistant"
+        for tc in turn.tool_calls:
+            text += f"<|channel|>commentary to=functions.{tc.name} <|constrain|>json<|message|>{tc.arguments}"
+        if turn.content is not None and not turn.tool_calls:
+            text += f"<|channel|>final<|message|>{turn.content}"
+        ids = [t for t, _ in M.tokenize(text)]
+        if turn.finish_reason != "length":
+            ids.append(turn.stop_token or M.RETURN_ID)
+        return ids
+
     def chat_message(self, turn: M.Turn) -> dict:
         msg = {"role": "assistant", "content": turn.content, "refusal": None, "annotations": None,
                "audio": None, "function_call": None,
@@ -181,11 +203,18 @@ class VLLM(Engine):
         return msg
 
     def choice_extras(self, turn: M.Turn) -> dict:
-        return {"stop_reason": turn.stop_token}
+        out: dict = {"stop_reason": turn.stop_token}
+        if getattr(turn, "want_ids", False):
+            out["token_ids"] = self.output_token_ids(turn)
+        return out
 
     def completion_extras(self, turn: M.Turn) -> dict:
         return {"service_tier": None, "system_fingerprint": None, "prompt_logprobs": None,
-                "prompt_token_ids": None, "kv_transfer_params": None}
+                "prompt_token_ids": turn.prompt_ids if getattr(turn, "want_ids", False) else None,
+                "kv_transfer_params": None}
 
     def stream_choice_extras(self, final: bool, turn: M.Turn) -> dict:
-        return {"stop_reason": turn.stop_token} if final else {}
+        out: dict = {"stop_reason": turn.stop_token} if final else {}
+        if final and getattr(turn, "want_ids", False):
+            out["token_ids"] = self.output_token_ids(turn)[-1:]
+        return out
