@@ -62,12 +62,13 @@ def _crash_point(name: str) -> None:
     spec = os.environ.get("GPTOSS_DOCTOR_TEST_CRASH")
     if not spec:
         return
-    point, _, nth = spec.partition(":")
+    point, _, rest = spec.partition(":")
     if point != name:
         return
+    nth, _, how = rest.partition(":")
     _crash_counts[name] = _crash_counts.get(name, 0) + 1
-    if _crash_counts[name] >= int(nth or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
+    if _crash_counts[name] == int(nth or 1):
+        os.kill(os.getpid(), signal.SIGINT if how == "int" else signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------
@@ -200,6 +201,9 @@ class ModelReport:
         """Cache copy whose snapshot is not the Hub commit: a new snapshot + ref switch is needed."""
         m = self.model
         return m.kind == "cache" and self.remote is not None and m.commit != self.remote.commit
+
+    def kept_modified(self, force: bool) -> list[hf.FileStatus]:
+        return [] if force else [s for s in self.statuses if s.status == hf.MODIFIED]
 
     def outdated(self, force: bool = False) -> bool:
         if self.to_update(force):

@@ -422,9 +422,18 @@ def hub_error(exc: BaseException, repo_id: str, revision: str) -> BaseException:
     if "RemoteEntryNotFoundError" in names or "EntryNotFoundError" in names:
         return UsageError(f"a file is missing on the Hub for {repo_id}@{revision}: {first}", hint="nothing was changed")
     if "RepositoryNotFoundError" in names or status in (401, 403):
+        resp = getattr(exc, "response", None)
+        headers = getattr(resp, "headers", None) or {}
+        code = headers.get("X-Error-Code", "") if hasattr(headers, "get") else ""
+        emsg = headers.get("X-Error-Message", "") if hasattr(headers, "get") else ""
         if status in (401, 403):
-            tok = "the token in HF_TOKEN was rejected" if _token_values() else "authentication required: set HF_TOKEN"
-            return AuthError(f"{endpoint} answered {status} for {repo_id}: {tok}", hint="nothing was changed")
+            if "invalid" in emsg.lower() or "credential" in emsg.lower() or (_token_values() and code != "RepoNotFound"):
+                return AuthError(f"{endpoint} answered {status} for {repo_id}: the token in HF_TOKEN was rejected",
+                                 hint="check HF_TOKEN (it is never printed); nothing was changed")
+            if code == "RepoNotFound":
+                return AuthError(f"{endpoint} answered {status} for {repo_id}@{revision}: not found, or private and HF_TOKEN is missing or lacks access",
+                                 hint="check the repo id and --revision, or set HF_TOKEN; nothing was changed")
+            return AuthError(f"{endpoint} answered {status} for {repo_id}: authentication required, set HF_TOKEN", hint="nothing was changed")
         return UsageError(f"repository {repo_id} not found on {endpoint}")
     if names & {"ConnectError", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException",
                 "NetworkError", "RemoteProtocolError", "ReadError", "ConnectionError", "TransportError",

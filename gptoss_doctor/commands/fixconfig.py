@@ -115,11 +115,15 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
             _render(out, rep)
 
         outdated = [r for r in reports if r.outdated(force)]
+        kept = [s.relpath for r in reports for s in r.kept_modified(force)]
         if not outdated:
             if not out.json_mode:
                 out.line()
-                out.mark("pass", "everything is up to date" if len(reports) > 1 else "up to date with the Hub")
-            code = 0
+                if kept:
+                    out.mark("warn", f"modified locally and kept: {', '.join(kept)} (replace them with --force; a backup is made)")
+                else:
+                    out.mark("pass", "everything is up to date" if len(reports) > 1 else "up to date with the Hub")
+            code = 1 if kept else 0
         else:
             blocked = [r for r in outdated if r.blockers]
             if dry_run:
@@ -137,6 +141,9 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
                     fc.apply(r, force=force)
                     _after(out, r)
                 code = 0
+                if kept:
+                    code = 1
+                    out.note(f"note: modified locally and kept: {', '.join(kept)} (replace them with --force)")
             else:
                 code = 1
                 if not out.json_mode:

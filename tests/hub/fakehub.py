@@ -146,8 +146,10 @@ class Olah:
 class FaultProxy:
     """HTTP proxy in front of the Hub that injects faults.
 
-    ``mode``: None (pass through), "cut" (GET /resolve/ of ``path_match`` sends half its body then closes),
-    "401", "gated", "500", "down" (closes every connection at once).
+    ``mode``: None (pass through), "cut" (the first GET /resolve/ of ``path_match`` sends half its body then
+    closes; later requests pass, or get 500 when ``after_cut`` is "500"),
+    "401", "gated", "500", "norev" (404 RevisionNotFound, as the real Hub answers), "down" (closes every
+    connection at once).
     Records the Authorization headers it saw (to prove the token is sent but never printed).
     """
 
@@ -155,6 +157,8 @@ class FaultProxy:
         self.upstream_port = upstream_port
         self.mode: str | None = None
         self.path_match = "generation_config.json"
+        self.after_cut: str = "pass"  # after one cut: "pass" (the network recovers) or "500" (it stays broken)
+        self.cuts = 0
         self.seen_auth: list[str] = []
         proxy = self
 
@@ -169,6 +173,10 @@ class FaultProxy:
                 if auth:
                     proxy.seen_auth.append(auth)
                 mode = proxy.mode
+                if mode == "cut" and proxy.cuts and proxy.after_cut == "500":
+                    mode = "500"
+                elif mode == "cut" and proxy.cuts:
+                    mode = None
                 if mode == "down":
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -186,6 +194,13 @@ class FaultProxy:
                     if method != "HEAD":
                         self.wfile.write(body)
                     return
+                if mode == "norev" and ("/revision/" in self.path or "/resolve/" in self.path):
+                    self.send_response(404)
+                    self.send_header("X-Error-Code", "RevisionNotFound")
+                    self.send_header("X-Error-Message", "Invalid rev id: no-such-branch")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if mode == "500":
                     self.send_response(500)
                     self.send_header("Content-Length", "0")
@@ -202,13 +217,15 @@ class FaultProxy:
                 cut = mode == "cut" and method == "GET" and "/resolve/" in self.path and self.path.endswith(proxy.path_match)
                 self.send_response(resp.status)
                 for k, v in resp.getheaders():
-                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length", "server", "date"):
                         self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
+                length = resp.getheader("Content-Length") if method == "HEAD" else None
+                self.send_header("Content-Length", length if length is not None else str(len(data)))
                 self.end_headers()
                 if method == "HEAD":
                     return
                 if cut:
+                    proxy.cuts += 1
                     self.wfile.write(data[: max(1, len(data) // 2)])
                     self.wfile.flush()
                     self.close_connection = True
