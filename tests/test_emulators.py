@@ -197,7 +197,8 @@ def test_vllm_api_key_and_dead():
     with serve("vllm", faults=("dead",)) as srv:
         c = client(srv)
         assert c.get("/health").status_code == 503
-        assert c.post("/v1/chat/completions", json={"model": srv.model, "messages": HI}).status_code == 503
+        r = c.post("/v1/chat/completions", json={"model": srv.model, "messages": HI})
+        assert r.status_code == 500 and r.content == b""  # EngineDeadError → bare 500 (§1.5)
         assert c.get("/version").status_code == 200
 
 

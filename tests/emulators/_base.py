@@ -32,6 +32,10 @@ FAULTS = (
 
 SSE_CT = "text/event-stream; charset=utf-8"
 
+# Faults that also hit a Responses API implemented natively on Harmony (vLLM/SGLang/TRT-LLM): chat-side
+# reasoning/tool *parsers* are not involved there, so raw_harmony/flattened/no_*_parser only affect chat.
+RESPONSES_NATIVE_FAULTS = ("stale_eos", "tool_name_leak", "dup_stream_args", "responses_tool_output_lost")
+
 
 def vtuple(v: str) -> tuple:
     """'0.10.1.1' → (0, 10, 1, 1); 'b6100' → (6100,); ignores suffixes like rc1/post1/dev."""
@@ -47,7 +51,8 @@ class Engine(HTTPApp):
     health_paths: tuple = ("/health",)
     inference_prefixes: tuple = ("/v1/chat/completions", "/v1/completions", "/v1/responses")
     reasoning_keys: tuple = ("reasoning_content",)
-    responses_reasoning_style = "vllm"  # vllm | sglang | ollama | none
+    responses_reasoning_style = "vllm"  # vllm | sglang | ollama | plain | none
+    responses_uses_chat_parsers = True  # False: Responses API renders Harmony itself (chat parser faults don't apply)
     empty_tool_calls_list = True  # non-streamed message carries "tool_calls": [] when none
     sse_content_type = SSE_CT
 
@@ -413,8 +418,10 @@ class Engine(HTTPApp):
             return self.responses_error(404, f"Response with id '{prev}' not found.", param="previous_response_id")
         messages = self._responses_messages(body)
         effort = (body.get("reasoning") or {}).get("effort") or "medium"
+        faults = self.faults if self.responses_uses_chat_parsers else tuple(
+            f for f in self.faults if f in RESPONSES_NATIVE_FAULTS)
         turn = M.plan(messages, tools=body.get("tools"), tool_choice=body.get("tool_choice", "auto"),
-                      max_tokens=body.get("max_output_tokens"), faults=self.faults, reasoning_effort=effort,
+                      max_tokens=body.get("max_output_tokens"), faults=faults, reasoning_effort=effort,
                       tool_output_lost=self.has("responses_tool_output_lost"))
         rid = self.response_id()
         items = self.response_items(turn)

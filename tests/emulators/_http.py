@@ -129,6 +129,14 @@ class _Server(ThreadingHTTPServer):
             with self._conns_lock:
                 self._conns.discard(request)
 
+    def handle_error(self, request, client_address):
+        """Clients dropping connections is normal here; never spam stderr with tracebacks."""
+        import sys
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, socket.timeout, OSError)):
+            return
+        super().handle_error(request, client_address)
+
     def close_connections(self) -> None:
         """Close kept-alive / in-flight client connections so nothing is served after stop()."""
         with self._conns_lock:

@@ -19,6 +19,7 @@ class SGLang(Engine):
     health_paths = ("/health", "/health_generate")
     reasoning_keys = ("reasoning_content",)
     responses_reasoning_style = "sglang"
+    responses_uses_chat_parsers = False
     inference_prefixes = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate")
 
     @property

@@ -17,6 +17,7 @@ class TRTLLM(Engine):
     health_paths = ("/health",)
     reasoning_keys = ("reasoning",)
     responses_reasoning_style = "plain"
+    responses_uses_chat_parsers = False
 
     def setup_routes(self) -> None:
         r = self.route

@@ -16,6 +16,7 @@ class VLLM(Engine):
     default_model = "openai/gpt-oss-20b"
     health_paths = ("/health", "/ping")
     responses_reasoning_style = "vllm"
+    responses_uses_chat_parsers = False
 
     # -- version-dependent behaviour (§1.5, §1.6) --------------------------------
     @property
@@ -90,8 +91,8 @@ class VLLM(Engine):
                           "Bad Request")
 
     def dead_response(self, req: Request) -> Response:
-        # /health → 503 empty (EngineDeadError); requests on a dead engine get an empty-body error too.
-        return empty_response(503)
+        # /health → 503 empty (EngineDeadError, §1.1); a request on a dead engine → bare 500, empty body (§1.5)
+        return empty_response(503 if req.path in self.health_paths else 500)
 
     def harmony_error_response(self, message: str, turn: Optional[M.Turn] = None) -> Response:
         return self.error(500, message, "InternalServerError")
