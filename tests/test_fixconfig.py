@@ -193,6 +193,17 @@ def test_apply_cache_transformers_if_installed(env):
     assert list(gc.eos_token_id) == [200002, 199999, 200012]
 
 
+def test_pinned_snapshot_path(env, hub):
+    root = cache_root(env)
+    old_snap = root / "snapshots" / hub.old
+    r = run(env, str(old_snap), "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "point it at" in r.stdout and hub.new in r.stdout
+    assert resolved_eos(root) == NEW_GEN["eos_token_id"]
+    # the old snapshot stays as it was (it is the record of the old commit)
+    assert json.loads((old_snap / "generation_config.json").read_text())["eos_token_id"] == OLD_GEN["eos_token_id"]
+
+
 def test_cache_backup_and_restore(env, hub):
     root = cache_root(env)
     assert run(env, REPO_ID, "--yes").returncode == 0
