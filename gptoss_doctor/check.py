@@ -93,10 +93,29 @@ def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
         return "refresh generation_config.json so eos_token_id is [200002, 199999, 200012] (gptoss-doctor fix-config), then restart"
     if fid == "probe.responses":
         return "use an engine release with /v1/responses for gpt-oss, or use /v1/chat/completions"
-    if fid in ("probe.chat", "probe.stream.framing", "probe.tools.stream", "probe.responses.tool_output"):
-        if any(c.id == "health" and c.status == "fail" for c in target.checks) or target.health_failed:
+    if fid in ("probe.chat", "probe.stream.framing", "probe.tools.stream", "probe.responses.tool_output", "probe.responses"):
+        if target.health_failed:
             return "the engine is unhealthy (see the health check): read its log and restart it"
-    return ""
+    return DEFAULT_FIXES.get(fid, "")
+
+
+DEFAULT_FIXES = {
+    "probe.responses.tool_output": "upgrade the engine; send tool results as function_call_output items (Responses) "
+                                   "or role=tool messages with tool_call_id (Chat Completions)",
+    "probe.responses.function_call": "upgrade the engine; until then use function tools through /v1/chat/completions",
+    "probe.responses.reasoning": "upgrade the engine or enable its reasoning parser; reasoning events are optional for clients",
+    "probe.stream.framing": "put nothing between the client and the server that buffers or rewrites SSE (proxies, "
+                            "gateways); upgrade the engine",
+    "probe.stream.error_chunk": "read the error text: it names the failing component (see the references)",
+    "probe.harmony_error": "read the error text: it names the failing token or header (see the references)",
+    "probe.chat": "read the server log for this request; check the model loaded fully",
+    "probe.tools.invalid_json": "upgrade the engine's gpt-oss tool parser; clients should validate arguments before use",
+    "probe.tools.stream": "use non-streamed tool calls until the engine is upgraded",
+    "probe.tools.call": "enable the engine's gpt-oss tool-call parser",
+    "tokenizer.special_tokens": "serve the official openai/gpt-oss tokenizer files (tokenizer.json, tokenizer_config.json)",
+    "models.listed": "check --served-model-name and that the model finished loading",
+    "engine.identified": "nothing to fix; the checks still run with generic expectations",
+}
 
 
 @dataclass

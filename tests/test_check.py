@@ -1,0 +1,310 @@
+"""``check`` against the engine emulators: engine and version, every fault fails the right check with the
+right references, healthy servers pass, authentication and unreachable targets give their exit codes."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from gptoss_doctor import check as C
+from gptoss_doctor import kb
+from gptoss_doctor.cli import main
+from tests.emulators import ALL_ENGINES, ENGINES, serve
+from tests.hostile import closed_port
+
+NO_VERSION = {"lmdeploy", "lmstudio"}  # these expose no version over HTTP (server_apis.md sections 6, 7)
+
+# fault -> finding that must fail
+FAULT_FINDING = {
+    "stale_eos": "probe.harmony_error",
+    "dup_stream_args": "probe.tools.stream_duplicated",
+    "raw_harmony": "probe.harmony_leak",
+    "flattened": "probe.flattened_channels",
+    "no_reasoning_parser": "probe.reasoning",
+    "no_tool_parser": "probe.tools.no_parser",
+    "tool_name_leak": "probe.tools.name_leak",
+    "dead": "health",
+    "no_responses_api": "probe.responses",
+    "responses_tool_output_lost": "probe.responses.tool_output",
+}
+DEEP_FAULTS = {"no_responses_api", "responses_tool_output_lost"}
+# faults an engine cannot show: TGI has no Responses API and no reasoning field at all
+NOT_APPLICABLE = {("tgi", "no_responses_api"), ("tgi", "responses_tool_output_lost"), ("tgi", "no_reasoning_parser")}
+
+
+def run_check(url: str, **kw) -> C.TargetResult:
+    opts = C.CheckOptions(timeout=kw.pop("timeout", 5), **kw)
+    return C.run([(url, [])], opts)[0]
+
+
+def by_id(r: C.TargetResult) -> dict:
+    return {f.id: f for f in r.checks}
+
+
+def expected_refs(fid: str, engine: str) -> list[str]:
+    """URLs of the KB entries that name the finding and apply to the engine."""
+    return [u for e in kb.by_finding(fid) if C._engine_ok(e, engine) for u in e.urls]
+
+
+def cli(*args: str, capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(["check", *args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_healthy_engine_is_identified_and_passes(engine):
+    with serve(engine) as srv:
+        r = run_check(srv.url, deep=True)
+    assert r.engine == engine, r.engine_evidence
+    if engine in NO_VERSION:
+        assert r.version is None
+    else:
+        assert r.version and srv.version in r.version
+    assert r.models and r.models[0].id == srv.model and any(m.gpt_oss for m in r.models)
+    fails = [(f.id, f.detail) for f in r.checks if f.status in ("fail", "error")]
+    assert not fails
+    assert r.code(strict=False) == 0
+    assert by_id(r)["probe.chat"].status == "pass"
+
+
+def test_vllm_0_10_1_is_reported_with_its_tool_parser_gap():
+    with serve("vllm", version="0.10.1") as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    assert r.version == "0.10.1"
+    assert f["engine.version"].status == "warn" and "0.10.2" in f["engine.version"].detail
+    assert f["probe.tools.no_parser"].status == "fail"
+    assert "--tool-call-parser" in f["probe.tools.no_parser"].fix
+    assert any("vllm" in u for u in f["engine.version"].references)
+
+
+@pytest.mark.parametrize("fault", sorted(FAULT_FINDING))
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fault_fails_the_right_check_with_references(engine, fault):
+    if (engine, fault) in NOT_APPLICABLE:
+        pytest.skip(f"{engine} cannot show {fault}")
+    fid = FAULT_FINDING[fault]
+    with serve(engine, faults=(fault,)) as srv:
+        r = run_check(srv.url, deep=fault in DEEP_FAULTS)
+    f = by_id(r)
+    assert fid in f, [c.id for c in r.checks]
+    assert f[fid].status == "fail", (f[fid].status, f[fid].detail)
+    assert r.code(strict=False) == 1
+    for url in expected_refs(fid, engine):
+        assert url in f[fid].references, (fid, url)
+    assert f[fid].fix, fid
+
+
+def test_stale_eos_points_at_the_generation_config_entry():
+    entry = kb.get("stale-generation-config-call-token")
+    with serve("vllm", faults=("stale_eos",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    for fid in ("probe.harmony_error", "probe.stream.error_chunk", "eos.call_token"):
+        assert f[fid].status == "fail"
+        assert f[fid].kb[0] == entry.id
+        assert f[fid].references[0] == entry.urls[0]
+        assert "fix-config" in f[fid].fix
+    assert any("12606" in e for e in f["probe.harmony_error"].evidence)
+
+
+def test_llama_cpp_error_line_mid_stream_is_an_error_chunk():
+    with serve("llama.cpp", faults=("stale_eos",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    assert f["probe.stream.error_chunk"].status == "fail"
+    assert "Failed to parse input" in f["probe.stream.error_chunk"].detail
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_api_key_required_exit_4_and_accepted_with_key(engine, capsys):
+    with serve(engine, faults=("api_key",)) as srv:
+        code, out, _ = cli(srv.url, "--json", "--timeout", "5", capsys=capsys)
+        assert code == 4
+        doc = json.loads(out)
+        checks = {c["id"]: c for c in doc["targets"][0]["checks"]}
+        assert checks["auth.required"]["status"] == "fail"
+        code, out, _ = cli(srv.url, "--json", "--quick", "--api-key", srv.api_key, capsys=capsys)
+        assert code == 0, out
+        assert srv.api_key not in out
+        checks = {c["id"]: c for c in json.loads(out)["targets"][0]["checks"]}
+        assert checks["auth.required"]["status"] == "pass"
+
+
+def test_wrong_api_key_is_rejected_exit_4(capsys):
+    with serve("vllm", faults=("api_key",)) as srv:
+        code, out, err = cli(srv.url, "--api-key", "sk-wrong-key", capsys=capsys)
+    assert code == 4
+    assert "rejected" in out
+    assert "sk-wrong-key" not in out + err
+
+
+def test_api_key_from_environment(capsys, monkeypatch):
+    with serve("sglang", faults=("api_key",)) as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", srv.api_key)
+        code, out, _ = cli(srv.url, "--quick", capsys=capsys)
+        assert code == 0, out
+        assert any(q["headers"].get("authorization") == f"Bearer {srv.api_key}" for q in srv.requests)
+
+
+def test_unreachable_closed_port_exit_3(capsys):
+    code, out, _ = cli(f"http://127.0.0.1:{closed_port()}", "--json", capsys=capsys)
+    assert code == 3
+    doc = json.loads(out)
+    t = doc["targets"][0]
+    assert t["reachable"] is False
+    assert [c["id"] for c in t["checks"]] == ["reach.refused"]
+    assert t["checks"][0]["status"] == "fail" and t["checks"][0]["fix"]
+
+
+def test_not_llm_web_server(capsys):
+    with serve("not-llm") as srv:
+        code, out, _ = cli(srv.url, capsys=capsys)
+    assert code == 3
+    assert "OpenAI-compatible API" in out and "not as an OpenAI-compatible LLM server" in out
+
+
+def test_json_document_shape(capsys):
+    with serve("vllm") as srv:
+        code, out, err = cli(srv.url, "--json", capsys=capsys)
+    assert code == 0
+    doc = json.loads(out)  # exactly one document
+    assert doc["schema_version"] == 1 and doc["command"] == "check"
+    t = doc["targets"][0]
+    assert t["url"] == srv.url and t["reachable"] is True
+    assert t["engine"] == {"name": "vllm", "version": srv.version, "evidence": t["engine"]["evidence"]}
+    assert t["models"] == [{"id": srv.model, "max_model_len": 131072, "gpt_oss": True}]
+    for c in t["checks"]:
+        assert set(c) >= {"id", "status", "title", "detail", "fix", "references"}
+        assert c["status"] in ("pass", "warn", "fail", "skip", "error")
+    assert set(doc["summary"]) == {"pass", "warn", "fail", "skip", "error"}
+    assert doc["summary"]["pass"] == sum(1 for c in t["checks"] if c["status"] == "pass")
+
+
+def test_human_report(capsys):
+    with serve("vllm", faults=("dup_stream_args",)) as srv:
+        code, out, _ = cli(srv.url, capsys=capsys)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == f"{srv.url} · vLLM {srv.version} · {srv.model}"
+    assert any(l.startswith("  ✗ Streamed argument fragments") for l in lines)
+    assert "see: https://github.com/InternLM/lmdeploy/issues/4014" in out
+    assert lines[-1].startswith("✗ ") and "failed" in lines[-1]
+
+
+def test_markdown_report(capsys):
+    with serve("vllm", faults=("stale_eos", "api_key")) as srv:
+        code, out, _ = cli(srv.url, "--markdown", "--api-key", srv.api_key, capsys=capsys)
+    assert code == 1
+    assert out.startswith("### gptoss-doctor check report")
+    assert "| ❌ | `probe.harmony_error` |" in out
+    assert "https://github.com/vllm-project/vllm/issues/22519" in out
+    assert srv.api_key not in out
+
+
+def test_several_targets_with_bounded_concurrency_and_exit_precedence(capsys, tmp_path):
+    with serve("vllm") as ok, serve("sglang", faults=("api_key",)) as auth:
+        targets = tmp_path / "targets.txt"
+        targets.write_text(f"# servers\n{ok.url}\n127.0.0.1:{closed_port()}\n", encoding="utf-8")
+        code, out, err = cli(auth.url, "--targets", str(targets), "--concurrency", "2", "--quick", "--json",
+                             capsys=capsys)
+        assert code == 4  # 4 (auth) > 3 (unreachable) > 1 > 0
+        doc = json.loads(out)
+        assert [t["engine"]["name"] for t in doc["targets"]] == ["sglang", "vllm", "unknown"]
+        code, out, err = cli(ok.url, f"127.0.0.1:{closed_port()}", "--quick", capsys=capsys)
+        assert code == 3
+        assert "assuming http://" in err
+        assert "2 targets" in out.splitlines()[-1]
+
+
+def test_strict_makes_warnings_fail(capsys):
+    with serve("lmstudio") as srv:  # LM Studio loads gpt-oss with a 4096-token context by default
+        code, out, _ = cli(srv.url, "--quick", capsys=capsys)
+        assert code == 0 and "! Context length" in out
+        code, _, err = cli(srv.url, "--quick", "--strict", capsys=capsys)
+        assert code == 1
+
+
+@pytest.mark.parametrize("args", [["http://"], ["ftp://example.com"], ["http://host:notaport"], ["a b"], []])
+def test_malformed_urls_are_usage_errors(args, capsys):
+    code, out, err = cli(*args, capsys=capsys)
+    assert code == 2
+    assert err.strip() and "Traceback" not in err
+
+
+def test_trailing_v1_is_dropped():
+    assert C.normalize_url("http://h:8000/v1/")[0] == "http://h:8000"
+    assert C.normalize_url("h:8000")[0] == "http://h:8000"
+    assert C.normalize_url("https://h/proxy/v1/chat/completions")[0] == "https://h/proxy"
+
+
+def test_quick_skips_probes():
+    with serve("vllm") as srv:
+        r = run_check(srv.url, quick=True)
+        paths = [q["path"] for q in srv.requests]
+    assert "/v1/chat/completions" not in paths and "/v1/responses" not in paths
+    assert by_id(r)["probe.chat"].status == "skip"
+    assert by_id(r)["tokenizer.special_tokens"].status == "pass"
+
+
+def test_model_flag_and_unknown_model():
+    with serve("vllm") as srv:
+        r = run_check(srv.url, model="nope")
+    f = by_id(r)
+    assert f["models.listed"].status == "fail" and "nope" in f["models.listed"].detail
+
+
+def _gen_config(folder, eos):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "generation_config.json").write_text(json.dumps(
+        {"bos_token_id": 199998, "do_sample": True, "eos_token_id": eos, "pad_token_id": 199999}), encoding="utf-8")
+
+
+def test_model_dir_stale_generation_config(tmp_path):
+    _gen_config(tmp_path / "m", [200002, 199999])
+    with serve("vllm") as srv:
+        r = run_check(srv.url, quick=True, model_dir=str(tmp_path / "m"))
+    f = by_id(r)
+    assert f["eos.local_generation_config"].status == "fail"
+    assert "missing 200012" in f["eos.local_generation_config"].detail
+    assert f["eos.call_token"].status == "fail"
+    assert "https://github.com/vllm-project/vllm/issues/22519" in f["eos.local_generation_config"].references
+
+
+def test_hf_cache_generation_config_is_found(tmp_path, monkeypatch):
+    hub = tmp_path / "hf" / "hub"
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    repo = hub / "models--openai--gpt-oss-20b"
+    _gen_config(repo / "snapshots" / "old", [200002, 199999])
+    _gen_config(repo / "snapshots" / "abc123", [200002, 199999, 200012])
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123", encoding="utf-8")
+    with serve("vllm") as srv:
+        r = run_check(srv.url, quick=True)
+    f = by_id(r)
+    assert f["eos.local_generation_config"].status == "pass"
+    assert "abc123" in f["eos.local_generation_config"].detail
+    assert f["eos.call_token"].status == "pass"
+
+
+def test_ollama_exposes_the_eos_list():
+    with serve("ollama") as srv:
+        r = run_check(srv.url, quick=True)
+    f = by_id(r)
+    assert f["eos.call_token"].status == "pass" and f["eos.return_token"].status == "pass"
+
+
+def test_probes_run_concurrently():
+    """Requests overlap: with 0.3 s per answer a full check takes far less than requests x 0.3 s."""
+    with serve("vllm", delay=0.3) as srv:
+        t = time.monotonic()
+        r = run_check(srv.url, deep=True)
+        wall = time.monotonic() - t
+        n = len(srv.requests)
+    assert r.code(strict=False) == 0
+    assert wall < n * 0.3 / 2, (wall, n)
