@@ -64,30 +64,47 @@ def confidence_of(score: float) -> str:
 
 
 class Index:
-    """Precomputed per-entry data: compiled patterns, normalised messages, word sets, IDF."""
+    """Per-entry data for matching. Word sets and IDF are built on first use: a structured error
+    (the common case) only needs the normalised messages and patterns, which keeps start-up fast."""
 
     def __init__(self, entries: list[kb.Entry]):
         self.entries = entries
-        self.patterns = [[re.compile(p, re.I) for p in e.patterns] for e in entries]
         self.messages = [[_norm(m) for m in e.messages] for e in entries]
-        self.symptoms = [[words(s) for s in e.symptoms] for e in entries]
-        self.about = [words(e.title + " " + e.summary) for e in entries]
-        self.vocab = [self.about[i].union(*self.symptoms[i]) for i in range(len(entries))]
-        df: dict[str, int] = {}
-        for i in range(len(entries)):
-            seen = set(self.about[i]).union(*self.symptoms[i]) if self.symptoms[i] else set(self.about[i])
-            for w in seen:
-                df[w] = df.get(w, 0) + 1
-        n = max(len(entries), 1)
-        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
-        self.default_idf = math.log(1 + n)
+        self._patterns: dict[int, list[re.Pattern]] = {}
+        self._words: tuple | None = None
+
+    def patterns(self, i: int) -> list[re.Pattern]:
+        if i not in self._patterns:
+            self._patterns[i] = [re.compile(p, re.I) for p in self.entries[i].patterns]
+        return self._patterns[i]
+
+    def _build_words(self) -> tuple:
+        if self._words is None:
+            symptoms = [[words(s) for s in e.symptoms] for e in self.entries]
+            about = [words(e.title + " " + e.summary) for e in self.entries]
+            vocab = [about[i].union(*symptoms[i]) for i in range(len(self.entries))]
+            df: dict[str, int] = {}
+            for v in vocab:
+                for w in v:
+                    df[w] = df.get(w, 0) + 1
+            n = max(len(self.entries), 1)
+            idf = {w: math.log(1 + n / c) for w, c in df.items()}
+            self._words = (symptoms, vocab, idf, math.log(1 + n))
+        return self._words
+
+    def symptoms(self, i: int) -> list[set[str]]:
+        return self._build_words()[0][i]
+
+    def vocab(self, i: int) -> set[str]:
+        return self._build_words()[1][i]
 
     def overlap(self, phrase: set[str], text: set[str]) -> tuple[float, list[str]]:
         if not phrase:
             return 0.0, []
-        total = sum(self.idf.get(w, self.default_idf) for w in phrase)
+        _, _, idf, default = self._build_words()
+        total = sum(idf.get(w, default) for w in phrase)
         shared = phrase & text
-        got = sum(self.idf.get(w, self.default_idf) for w in shared)
+        got = sum(idf.get(w, default) for w in shared)
         return (got / total if total else 0.0), sorted(shared)
 
 
@@ -115,7 +132,7 @@ def _score_entry(ix: Index, i: int, messages: list[str], norm_msgs: list[str], t
                 evidence = [f'the error quotes the known message "{raw}"']
             break
     if strong < 0.7:
-        for rx in ix.patterns[i]:
+        for rx in ix.patterns(i):
             hit = next((m for m in messages if rx.search(m)), None)
             if hit is not None:
                 strong = 0.7
@@ -138,14 +155,16 @@ def _score_entry(ix: Index, i: int, messages: list[str], norm_msgs: list[str], t
             score -= 0.15
             evidence.append(f"but the log is from {', '.join(real_engines)}, which this issue does not name")
     # plain-language symptoms: strong for free text, a tie-breaker next to real error messages
+    if not free_text and not strong:
+        return max(score, 0.0), evidence
     best, best_words, best_phrase = 0.0, [], ""
-    for phrase_words, phrase in zip(ix.symptoms[i], e.symptoms):
+    for phrase_words, phrase in zip(ix.symptoms(i), e.symptoms):
         s, shared = ix.overlap(phrase_words, text_words)
         if s > best:
             best, best_words, best_phrase = s, shared, phrase
     if free_text:
         # how much of the user's description this entry explains, and how well one symptom fits it
-        covered, covered_words = ix.overlap(text_words, ix.vocab[i])
+        covered, covered_words = ix.overlap(text_words, ix.vocab(i))
         sym = 0.6 * best ** 2 + 0.45 * covered ** 2 if len(text_words) >= 2 else 0.0
         if sym >= 0.1:
             score += sym
@@ -170,7 +189,7 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
         engines.setdefault(engine, f"--engine {engine}")
     # free text: no structured error found, or a short input that reads like a sentence
     free_text = not parsed.errors or all(e.kind == "log-error" for e in parsed.errors)
-    text_words = words(" ".join(messages) if not free_text else parsed.sample)
+    text_words = words(" ".join(messages) if not free_text else parsed.sample) if free_text or len(messages) < 50 else set()
     tokens = set(parsed.token_ids)
     found: list[Match] = []
     for i in range(len(ix.entries)):

@@ -9,13 +9,26 @@ lines (plus traceback bodies) are decoded and parsed, so memory stays flat and t
 from __future__ import annotations
 
 import ast
+import heapq
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import BinaryIO, Iterable
+from typing import Any, BinaryIO, Iterable
+
+
+class _Lazy:
+    """A regex compiled on first use: start-up only pays for the patterns a given input needs."""
+
+    def __init__(self, pattern: Any, flags: int = 0):
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:  # only called until the method is cached on the instance
+        attr = getattr(re.compile(*self._args), name)
+        setattr(self, name, attr)
+        return attr
 
 # --- HarmonyError wordings (openai/harmony src/encoding.rs, v0.0.1 .. v0.0.8) -------------------
-HARMONY_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p, re.I)) for name, p in [
+HARMONY_PATTERNS: list[tuple[str, re.Pattern]] = [(name, _Lazy(p, re.I)) for name, p in [
     ("unexpected-token", r"Unexpected token (-?\d+) while expecting start token (-?\d+)"),
     ("eos-in-header", r"Unexpected EOS while waiting for message header to complete"),
     ("header-remaining", r"unexpected tokens remaining in message header:\s*(Some\(.*\)|\[.*\]|None)?"),
@@ -30,7 +43,7 @@ HARMONY_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p, re.I)) fo
     ("encoding-name", r"Invalid HarmonyEncodingName: ?(\S*)"),
     ("disallowed-special", r"Encountered text corresponding to disallowed special token (.*)"),
 ]]
-VOCAB_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p, re.I)) for name, p in [
+VOCAB_PATTERNS: list[tuple[str, re.Pattern]] = [(name, _Lazy(p, re.I)) for name, p in [
     ("vocab-download", r"error downloading or loading vocab file"),
     ("vocab-download", r"failed to download or load vocab file"),
     ("vocab-hash", r"hash mismatch for remote file"),
@@ -39,11 +52,11 @@ VOCAB_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p, re.I)) for 
     ("vocab-encoding", r"unknown encoding name"),
 ]]
 
-HARMONY_TOKENS_RE = re.compile(r"<\|(?:start|end|message|channel|call|return|constrain|startoftext|endoftext)\|>")
-FLATTENED_RE = re.compile(r"assistant(?:final|commentary)\b|^\s*analysis[A-Z]", re.M)
+HARMONY_TOKENS_RE = _Lazy(r"<\|(?:start|end|message|channel|call|return|constrain|startoftext|endoftext)\|>")
+FLATTENED_RE = _Lazy(r"assistant(?:final|commentary)\b|^\s*analysis[A-Z]", re.M)
 
 # --- engine hints from log prefixes and paths ---------------------------------------------------
-ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, re.compile(p)) for e, p in [
+ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, _Lazy(p)) for e, p in [
     ("vllm", r"\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)"),
     ("vllm", r"\[(?:serving_chat|serving_responses|serving_completion|harmony_utils|api_server|launcher|core)\.py:\d+\]"),
     ("vllm", r"vllm/(?:entrypoints|v1|model_executor)|\bvllm serve\b|\bvLLM\b|\bvllm\.(?:entrypoints|engine|v1)"),
@@ -62,7 +75,7 @@ ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, re.compile(p)) for e, p in [
 ]]
 
 # --- line prefixes stripped before reading a message --------------------------------------------
-PREFIX_RES = [re.compile(p) for p in [
+PREFIX_RES = [_Lazy(p) for p in [
     r"^\s*\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*",             # vLLM process tag
     r"^\s*(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[[\w./-]+:\d+\]\s?",  # vLLM level
     r"^\s*\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - [A-Z]+ - [\w./-]+:\d+ - ",  # lmdeploy
@@ -72,16 +85,16 @@ PREFIX_RES = [re.compile(p) for p in [
     r"^\s*(?:INFO|ERROR|WARNING|DEBUG):\s+",
     r"^\s*data:\s*",                                                                       # an SSE frame
 ]]
-OLLAMA_RE = re.compile(r'level=(\w+) source=([\w./-]+:\d+) msg="((?:[^"\\]|\\.)*)"(?: .*?error="((?:[^"\\]|\\.)*)")?')
+OLLAMA_RE = _Lazy(r'level=(\w+) source=([\w./-]+:\d+) msg="((?:[^"\\]|\\.)*)"(?: .*?error="((?:[^"\\]|\\.)*)")?')
 
-EXC_LINE_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
-EXC_INLINE_RE = re.compile(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
-SDK_RE = re.compile(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
-FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
-LEVEL_ERROR_RE = re.compile(r"\bERROR\b|hit an exception|exception caught|log_server_r: .* 5\d\d\s*$|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|\bFATAL\b|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
+EXC_LINE_RE = _Lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
+EXC_INLINE_RE = _Lazy(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
+SDK_RE = _Lazy(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
+FRAME_RE = _Lazy(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+LEVEL_ERROR_RE = _Lazy(r"\bERROR\b|hit an exception|exception caught|log_server_r: .* 5\d\d\s*$|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|\bFATAL\b|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
 
 # tool names in Harmony headers, Rust debug output, Ollama fields, and leaked recipients
-TOOL_RES = [re.compile(p) for p in [
+TOOL_RES = [_Lazy(p) for p in [
     r"to=functions\.([A-Za-z0-9_.\-]+)",
     r"harmonyFunctionName=([A-Za-z0-9_.\-]+)",
     r'"name":\s*"([A-Za-z0-9_.\-]+)<\|',
@@ -89,14 +102,18 @@ TOOL_RES = [re.compile(p) for p in [
 ]]
 
 # token IDs: explicit phrasing, lists after token-ish keys, lists with a Harmony ID, bare Harmony IDs
-TOKEN_PHRASE_RE = re.compile(r"\btoken(?:[ _]id)?\s*[=:#]?\s*(-?\d{1,30})\b", re.I)
-TOKEN_LIST_RE = re.compile(r"\b(?:token_ids?|tokens|stop_token_ids|eos_token_ids?|prompt_token_ids?|stop)\"?'?\s*[=:]\s*\[([-\d,\s]{1,2000})\]?", re.I)
-INT_LIST_RE = re.compile(r"\[\s*(-?\d{1,30}(?:\s*,\s*-?\d{1,30}){1,200})\s*,?\s*\]")
-HARMONY_RANGE_RE = re.compile(r"(?<![\w.:/=-])(199998|199999|20[01]\d{3})(?![\w.:/-])")
+TOKEN_PHRASE_RE = _Lazy(r"\btoken(?:[ _]id)?\s*[=:#]?\s*(-?\d{1,30})\b", re.I)
+TOKEN_LIST_RE = _Lazy(r"\b(?:token_ids?|tokens|stop_token_ids|eos_token_ids?|prompt_token_ids?|stop)\"?'?\s*[=:]\s*\[([-\d,\s]{1,2000})\]?", re.I)
+INT_LIST_RE = _Lazy(r"\[\s*(-?\d{1,30}(?:\s*,\s*-?\d{1,30}){1,200})\s*,?\s*\]")
+HARMONY_RANGE_RE = _Lazy(r"(?<![\w.:/=-])(199998|199999|20[01]\d{3})(?![\w.:/-])")
 
-TRIGGER_RE = re.compile(
-    rb"Error|error|ERROR|Exception|Traceback|<\||level=(?:ERROR|WARN)|\[E\]|assistantfinal|assistantcommentary|"
-    rb"Unexpected|unexpected|Unknown role|FATAL|panic:|HTTP/1\.[01]\" 5|to=functions\.|token"
+# Byte strings that make a log line worth parsing. bytes.find per literal runs at memchr speed,
+# several times faster than one regex alternation over the same data.
+TRIGGERS = (
+    b"rror", b"RROR", b"xception", b"Traceback", b"nexpected", b"Unknown role", b"FATAL", b"panic:",
+    b"<|channel|>", b"to=functions.", b"assistantfinal", b"assistantcommentary", b"level=WARN",
+    b"[E]", b'HTTP/1.1" 5', b'HTTP/1.0" 5', b"vocab file", b"remaining in message header", b"hit an exception",
+    b"exception caught", b"not a stop token", b"specified as a stop token",
 )
 
 MAX_ERRORS = 500
@@ -148,15 +165,30 @@ def strip_prefixes(line: str) -> str:
     return line.strip()
 
 
+# a lower-case phrase each pattern needs: a cheap test before the regex runs (or is even compiled)
+KEYS = {
+    "unexpected-token": "while expecting start token", "eos-in-header": "unexpected eos",
+    "header-remaining": "remaining in message header", "header-too-many": "could not parse header",
+    "channel-no-value": "channel marker present", "unknown-role": "unknown role", "no-role": "did not contain a role",
+    "decode-header": "could not decode header", "decode-content": "could not decode message content",
+    "stop-not-mapped": "specified as a stop token", "render-stop": "could not render stop token",
+    "encoding-name": "invalid harmonyencodingname", "disallowed-special": "disallowed special token",
+    "vocab-download": "vocab file", "vocab-hash": "hash mismatch for remote file",
+    "vocab-env": "tiktoken_encodings_base", "vocab-invalid": "invalid tiktoken vocab file",
+    "vocab-encoding": "unknown encoding name",
+}
+
+
 def classify_message(msg: str) -> tuple[str, str | None]:
     """(kind, code) of one message by its content."""
+    low = msg.lower()
     for code, rx in HARMONY_PATTERNS:
-        if rx.search(msg):
+        if KEYS[code] in low and rx.search(msg):
             return "harmony", code
     for code, rx in VOCAB_PATTERNS:
-        if rx.search(msg):
+        if KEYS[code] in low and rx.search(msg):
             return "vocab", code
-    if FLATTENED_RE.search(msg):
+    if ("assistant" in low or "analysis" in low) and FLATTENED_RE.search(msg):
         return "flattened", None
     return "", None
 
@@ -259,6 +291,8 @@ class Scanner:
                 self.result.token_ids.append(v)
 
     def _note_tools(self, text: str) -> None:
+        if "functions." not in text and "<|channel|>" not in text and "FunctionName" not in text:
+            return
         for rx in TOOL_RES:
             for m in rx.finditer(text):
                 name = m.group(1)
@@ -266,7 +300,7 @@ class Scanner:
                     self._tools.add(name)
                     self.result.tool_names.append(name)
 
-    def _add(self, err: ParsedError) -> None:
+    def _add(self, err: ParsedError, raw: str | None = None) -> None:
         key = f"{err.kind}\0{err.message[:500]}"
         prev = self._index.get(key)
         if prev is not None:
@@ -275,6 +309,8 @@ class Scanner:
         if len(self._index) >= MAX_ERRORS:
             self.result.dropped_errors += 1
             return
+        if raw is not None and err.engine is None:  # engine hints are read for new errors only
+            err.engine = self._hint(raw)
         self._index[key] = err
         self.result.errors.append(err)
         self._note_tokens(err.message)
@@ -282,7 +318,9 @@ class Scanner:
 
     # -- one line ------------------------------------------------------------------------------
     def feed_line(self, raw: str, lineno: int) -> None:
-        engine = self._hint(raw) if TRIGGER_HINT_RE.search(raw) else None
+        engine = None
+        if self._tb is None and ("prompt" in raw and "rror" not in raw and "RROR" not in raw):
+            return  # a request log that echoes the rendered Harmony prompt: not an error, not a leak
         line = strip_prefixes(raw)
         if self._tb is not None:
             self._traceback_line(line, lineno, engine)
@@ -298,7 +336,7 @@ class Scanner:
             text = text.replace('\\"', '"')
             kind, code = classify_message(text)
             if kind or level.upper() in ("ERROR", "WARN", "WARNING"):
-                self._add(ParsedError(kind or "log-error", text, code=code, line=lineno, engine="ollama"))
+                self._add(ParsedError(kind or "log-error", text, code=code, line=lineno, engine="ollama"), raw)
             return
         kind, code = classify_message(line)
         sdk = SDK_RE.search(line)
@@ -311,7 +349,7 @@ class Scanner:
             self._add(ParsedError(
                 ikind or ("proxy" if via == "litellm" else "openai-sdk"), msg if ikind else f"{name}: {msg}",
                 code=icode, exception=name, status=int(status) if status else None, line=lineno,
-                engine="litellm" if via == "litellm" else engine, via=via))
+                engine="litellm" if via == "litellm" else engine, via=via), raw)
             return
         if "{" in line and ('"error"' in line or "'error'" in line or '"object": "error"' in line or '"detail"' in line):
             got = _json_error(line)
@@ -319,22 +357,20 @@ class Scanner:
                 msg, status = got
                 ikind, icode = classify_message(msg)
                 via = "sse" if raw.lstrip().startswith("data:") else "http-body"
-                self._add(ParsedError(ikind or "json-body", msg, code=icode, status=status, line=lineno, engine=engine, via=via))
+                self._add(ParsedError(ikind or "json-body", msg, code=icode, status=status, line=lineno, engine=engine, via=via), raw)
                 return
         exc = EXC_LINE_RE.match(line) or EXC_INLINE_RE.search(line)
         if kind in ("harmony", "vocab", "flattened"):
-            self._add(ParsedError(kind, line[:2000], code=code, exception=exc.group(1) if exc else None, line=lineno, engine=engine))
+            self._add(ParsedError(kind, line[:2000], code=code, exception=exc.group(1) if exc else None, line=lineno, engine=engine), raw)
             return
         if exc:
-            self._add(ParsedError("exception", line[:2000], exception=exc.group(1), line=lineno, engine=engine))
+            self._add(ParsedError("exception", line[:2000], exception=exc.group(1), line=lineno, engine=engine), raw)
             return
-        if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw):
-            self._add(ParsedError("harmony-leak", line[:500], line=lineno, engine=engine))
+        if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw) and "prompt" not in line.lower():
+            self._add(ParsedError("harmony-leak", line[:500], line=lineno, engine=engine), raw)
             return
         if LEVEL_ERROR_RE.search(raw):
-            self._add(ParsedError("log-error", line[:2000], line=lineno, engine=engine))
-            return
-        self._note_tokens(line)
+            self._add(ParsedError("log-error", line[:2000], line=lineno, engine=engine), raw)
 
     def _traceback_line(self, line: str, lineno: int, engine: str | None) -> None:
         assert self._tb is not None
@@ -432,13 +468,20 @@ class Scanner:
     def _scan_block(self, block: bytes, lineno: int) -> int:
         pos = 0
         end = len(block)
+        # next occurrence of each trigger, in a heap: only the triggers a hit passes get searched again
+        heap = [(p, k) for k, lit in enumerate(TRIGGERS) if (p := block.find(lit)) >= 0]
+        heapq.heapify(heap)
         while pos < end:
             if self._tb is None:
-                m = TRIGGER_RE.search(block, pos)
-                if m is None:
-                    lineno += block.count(b"\n", pos, end)
-                    return lineno
-                start = block.rfind(b"\n", pos, m.start()) + 1
+                while heap and heap[0][0] < pos:
+                    _, k = heapq.heappop(heap)
+                    p = block.find(TRIGGERS[k], pos)
+                    if p >= 0:
+                        heapq.heappush(heap, (p, k))
+                if not heap:
+                    return lineno + block.count(b"\n", pos, end)
+                hit = heap[0][0]
+                start = block.rfind(b"\n", pos, hit) + 1
                 if start < pos:
                     start = pos
                 lineno += block.count(b"\n", pos, start)
@@ -451,10 +494,6 @@ class Scanner:
             self.feed_line(line, lineno)
             pos = nl + 1
         return lineno
-
-
-TRIGGER_HINT_RE = re.compile(r"pid=|\[|source=|lmdeploy|sglang|SGLang|llama|ollama|litellm|LiteLLM|TRT|tensorrt|vllm|vLLM|"
-                             r"openai\.|text-generation|transformers|mlx|LM ?Studio|srv |slot |ggml|Ollama|TokenizerManager")
 
 
 class BinaryInputError(ValueError):
