@@ -147,6 +147,10 @@ class Engine(HTTPApp):
     def harmony_error_response(self, message: str, turn: Optional[M.Turn] = None) -> Response:
         return self.error(500, message, "InternalServerError")
 
+    def stale_error_text(self, turn: M.Turn) -> str:
+        """Engine wording of the stale-EOS failure (the model ran past <|call|>)."""
+        return turn.harmony_error or ""
+
     def stream_error_obj(self, message: str) -> dict:
         return {"error": {"message": message, "type": "InternalServerError", "param": None, "code": 500}}
 
@@ -507,9 +511,10 @@ class Engine(HTTPApp):
             if it["type"] == "reasoning":
                 yield from self.responses_reasoning_events(ev, idx, it)
                 if turn.harmony_error:
-                    yield ev("error", code="500", message=turn.harmony_error, param=None)
+                    msg = self.stale_error_text(turn)
+                    yield ev("error", code="500", message=msg, param=None)
                     failed = dict(final_obj, status="failed", output=items[:idx + 1],
-                                  error={"code": "server_error", "message": turn.harmony_error})
+                                  error={"code": "server_error", "message": msg})
                     yield ev("response.failed", response=failed)
                     return
             elif it["type"] == "function_call":

@@ -99,6 +99,9 @@ class LiteLLM(Engine):
         return self.error(500, f"litellm.InternalServerError: InternalServerError: Hosted_vllmException - {message}. "
                                f"Received Model Group={self.model}\nAvailable Model Group Fallbacks=None", None, None)
 
+    def stale_error_text(self, turn: M.Turn) -> str:
+        return f"litellm.InternalServerError: InternalServerError: Hosted_vllmException - {turn.harmony_error}"
+
     def stream_error_obj(self, message: str) -> dict:
         return {"error": {"message": f"litellm.InternalServerError: InternalServerError: Hosted_vllmException - "
                                      f"{message}", "type": None, "param": None, "code": "500"}}

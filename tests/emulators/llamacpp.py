@@ -117,6 +117,9 @@ class LlamaCpp(Engine):
     def harmony_error_response(self, message: str, turn: Optional[M.Turn] = None) -> Response:
         return self.error(500, self.parse_error_message(turn), "server_error")
 
+    def stale_error_text(self, turn: M.Turn) -> str:
+        return self.parse_error_message(turn)
+
     def parse_error_message(self, turn: Optional[M.Turn]) -> str:
         tc = turn.wanted_tool if turn is not None and turn.wanted_tool else M.ToolCall("get_weather", "{}")
         return (f"Failed to parse input at pos 71: <|start|>assistant<|channel|>commentary to=functions.{tc.name}"

@@ -16,7 +16,7 @@ class LMStudio(Engine):
     name = "lmstudio"
     default_version = "0.3.31"  # app version: not exposed over HTTP
     default_model = "openai/gpt-oss-20b"
-    default_max_model_len = 4096  # loaded context (model max 131072)
+    default_max_model_len = 131072  # loaded context (model max 131072); pass max_model_len=4096 for LM Studio's small default
     server_header = None
     health_paths = ()
     reasoning_keys = ("reasoning",)
@@ -71,6 +71,9 @@ class LMStudio(Engine):
 
     def harmony_error_response(self, message: str, turn: Optional[M.Turn] = None) -> Response:
         return self.error(500, f"Error parsing model output: {message}", "server_error")
+
+    def stale_error_text(self, turn: M.Turn) -> str:
+        return f"Error parsing model output: {turn.harmony_error}"
 
     def stream_error_obj(self, message: str) -> dict:
         return {"error": {"message": f"Error parsing model output: {message}", "type": "server_error",

@@ -103,6 +103,9 @@ class Ollama(Engine):
             return self.native_error(500, self.runner_error())
         return self.error(500, self.runner_error(), "api_error")
 
+    def stale_error_text(self, turn: M.Turn) -> str:
+        return self.tool_parse_error(turn)
+
     def tool_parse_error(self, turn: Optional[M.Turn]) -> str:
         tc = turn.wanted_tool if turn is not None and turn.wanted_tool else M.ToolCall("get_weather", "{}")
         return (f"error parsing tool call: raw='{tc.arguments}<|start|>assistant<|channel|>commentary', "

@@ -47,9 +47,10 @@ class VLLM(Engine):
         r("POST", "/detokenize", self.detokenize)
         r("POST", "/v1/chat/completions", self.chat_completions)
         r("POST", "/v1/completions", self.completions)
-        r("POST", "/v1/responses", self.responses)
-        r("GET", "/v1/responses/(?P<rid>[^/]+)", self.get_response)
-        r("POST", "/v1/responses/(?P<rid>[^/]+)/cancel", self.get_response)
+        if self.vt >= (0, 10):  # Responses API arrived with the gpt-oss release line
+            r("POST", "/v1/responses", self.responses)
+            r("GET", "/v1/responses/(?P<rid>[^/]+)", self.get_response)
+            r("POST", "/v1/responses/(?P<rid>[^/]+)/cancel", self.get_response)
         r("GET", "/openapi.json", lambda req: json_response(
             {"openapi": "3.1.0", "info": {"title": "FastAPI", "version": "0.1.0"},
              "paths": {p: {} for p in ("/health", "/version", "/v1/models", "/tokenize", "/detokenize",
