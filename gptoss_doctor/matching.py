@@ -39,6 +39,14 @@ def words(text: str) -> set[str]:
             if len(w) >= 3 and w not in STOPWORDS}
 
 
+def _originals(text: str) -> dict[str, str]:
+    """stem -> the word as the user wrote it (for readable evidence)."""
+    out: dict[str, str] = {}
+    for w in re.findall(r"[a-z0-9_]+", text.lower()):
+        out.setdefault(_stem(w), w)
+    return out
+
+
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -120,7 +128,8 @@ def index(entries: list[kb.Entry] | None = None) -> Index:
 
 
 def _score_entry(ix: Index, i: int, messages: list[str], norm_msgs: list[str], tokens: set[int],
-                 engines: dict[str, str], text_words: set[str], free_text: bool) -> tuple[float, list[str]]:
+                 engines: dict[str, str], text_words: set[str], free_text: bool,
+                 shown: dict[str, str] | None = None) -> tuple[float, list[str]]:
     e = ix.entries[i]
     evidence: list[str] = []
     strong = 0.0
@@ -168,10 +177,12 @@ def _score_entry(ix: Index, i: int, messages: list[str], norm_msgs: list[str], t
         sym = 0.6 * best ** 2 + 0.45 * covered ** 2 if len(text_words) >= 2 else 0.0
         if sym >= 0.1:
             score += sym
+            show = shown or {}
             if best_words and best >= 0.3:
-                evidence.append(f'your words match the symptom "{best_phrase}" ({", ".join(best_words)})')
-            if covered_words:
-                evidence.append("the entry covers your words: " + ", ".join(covered_words[:8]))
+                evidence.append(f'your words match the symptom "{best_phrase}" '
+                                f'({", ".join(show.get(w, w) for w in best_words)})')
+            elif covered_words:
+                evidence.append("the entry covers your words: " + ", ".join(show.get(w, w) for w in covered_words[:8]))
     elif strong and best >= 0.5:
         score += 0.05
     return min(score, 0.99), evidence
@@ -189,11 +200,13 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
         engines.setdefault(engine, f"--engine {engine}")
     # free text: no structured error found, or a short input that reads like a sentence
     free_text = not parsed.errors or all(e.kind == "log-error" for e in parsed.errors)
-    text_words = words(" ".join(messages) if not free_text else parsed.sample) if free_text or len(messages) < 50 else set()
+    source = parsed.sample if free_text else " ".join(messages)
+    text_words = words(source) if free_text or len(messages) < 50 else set()
+    shown = _originals(source) if free_text else {}
     tokens = set(parsed.token_ids)
     found: list[Match] = []
     for i in range(len(ix.entries)):
-        score, ev = _score_entry(ix, i, messages, norm_msgs, tokens, engines, text_words, free_text)
+        score, ev = _score_entry(ix, i, messages, norm_msgs, tokens, engines, text_words, free_text, shown)
         if score >= min_score:
             found.append(Match(ix.entries[i], score, confidence_of(score), ev))
     found.sort(key=lambda m: (-m.score, m.entry.id))

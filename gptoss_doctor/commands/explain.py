@@ -111,7 +111,7 @@ def render_explanation(out: Output, ex, verbose: bool = False) -> None:
 def _summary(out: Output, ex) -> None:
     top = ex.matches[0] if ex.matches else None
     n = len(ex.parsed.errors)
-    lead = f"{n} error{'s' if n != 1 else ''} read" if n else "no error line found"
+    lead = f"{n} error{'s' if n != 1 else ''} read" if n else "no error line found, read as a description of symptoms"
     out.line()
     if top and top.confidence in ("high", "medium"):
         out.mark("fail" if top.confidence == "high" else "warn",
