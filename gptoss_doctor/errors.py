@@ -15,7 +15,7 @@ EXIT_AUTH = 4
 
 EXIT_CODES = {
     EXIT_OK: "ok: nothing failed",
-    EXIT_PROBLEMS: "problems found (a check failed, a file is stale, an error matched with high confidence)",
+    EXIT_PROBLEMS: "problems found (a check failed, a model file is stale, a token ID could not be decoded)",
     EXIT_USAGE: "usage error: bad arguments, unreadable input, invalid knowledge base",
     EXIT_UNREACHABLE: "a server or the Hub could not be reached",
     EXIT_AUTH: "authentication required or rejected",

@@ -8,18 +8,6 @@ from __future__ import annotations
 
 
 def COMMAND_MODULES():  # noqa: N802 - a constant-like registry
-    from gptoss_doctor.commands import explain, kb
+    from gptoss_doctor.commands import check, explain, fixconfig, kb
 
-    registers = [explain.register, kb.register]
-    # check and fix-config register themselves here once present
-    try:
-        from gptoss_doctor.commands import check
-        registers.append(check.register)
-    except ImportError:
-        pass
-    try:
-        from gptoss_doctor.commands import fixconfig
-        registers.append(fixconfig.register)
-    except ImportError:
-        pass
-    return registers
+    return [check.register, explain.register, fixconfig.register, kb.register]
