@@ -304,8 +304,39 @@ def _journal_path(model: hf.LocalModel) -> Path:
     return model.state_dir / JOURNAL
 
 
+@contextmanager
+def locked(model: hf.LocalModel) -> Iterator[None]:
+    """One fix-config at a time per model copy (an advisory lock in its state folder)."""
+    import fcntl
+
+    try:
+        model.state_dir.mkdir(parents=True, exist_ok=True)
+        fh = open(model.state_dir / "lock", "a+")
+    except PermissionError as exc:
+        raise UsageError(f"{model.root} is read-only: cannot refresh files there", hint="nothing was changed") from exc
+    try:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise UsageError(f"another fix-config is working on {model.root}; try again when it is done") from exc
+        yield
+    finally:
+        fh.close()
+
+
+def _inside_root(root: Path, rel: str) -> Path:
+    p = Path(os.path.normpath(root / rel))
+    if not hf.inside(Path(os.path.normpath(root)), p):
+        raise DoctorError(f"fix-config journal names a path outside {root}: {rel}; refusing it")
+    return p
+
+
 def run_journal(model: hf.LocalModel, journal: dict) -> None:
     root = model.root
+    for op in journal["ops"]:  # validate everything before touching anything
+        _inside_root(root, op["target"])
+        if op.get("staged"):
+            _inside_root(root, op["staged"])
     with deferred_signals():
         for op in journal["ops"]:
             target = root / op["target"]
@@ -343,7 +374,9 @@ def recover(model: hf.LocalModel, dry_run: bool) -> Optional[str]:
         raise DoctorError(f"unreadable fix-config journal {jp}: {exc}", hint="inspect it, then delete it") from exc
     if dry_run:
         return f"pending:{journal.get('id')}"
-    run_journal(model, journal)
+    with locked(model):
+        if jp.exists():
+            run_journal(model, journal)
     return str(journal.get("id"))
 
 
@@ -391,6 +424,12 @@ def apply(rep: ModelReport, force: bool = False) -> None:
     updates = rep.to_update(force)
     needed = sum(len(rep.new_content.get(s.relpath, b"")) for s in updates)
     _check_writable(model, needed)
+    with locked(model):
+        _apply_locked(rep, updates)
+
+
+def _apply_locked(rep: ModelReport, updates: list[hf.FileStatus]) -> None:
+    model = rep.model
     bid = _new_id(model.state_dir)
     staging = model.state_dir / "staging" / bid
     backup = model.state_dir / "backups" / bid
@@ -574,7 +613,7 @@ def list_backups(model: hf.LocalModel) -> list[dict]:
     return out
 
 
-def restore(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
+def _restore_locked(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
     backups = list_backups(model)
     if not backups:
         raise UsageError(f"no fix-config backup in {model.state_dir / 'backups'}")
@@ -640,3 +679,8 @@ def restore(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
     _write_journal(model, journal)
     run_journal(model, journal)
     return chosen
+
+
+def restore(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
+    with locked(model):
+        return _restore_locked(model, backup_id)
