@@ -18,14 +18,11 @@ from gptoss_doctor.output import Output
 
 EPILOG = """Examples:
 
+\b
   gptoss-doctor check http://127.0.0.1:8000
-
   gptoss-doctor explain "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006"
-
   journalctl -u vllm | gptoss-doctor explain -
-
   gptoss-doctor decode 200006 17360 200008
-
   gptoss-doctor fix-config --dry-run
 
 Exit codes: 0 ok, 1 problems found, 2 usage, 3 unreachable, 4 authentication.
