@@ -204,6 +204,52 @@ def test_pinned_snapshot_path(env, hub):
     assert json.loads((old_snap / "generation_config.json").read_text())["eos_token_id"] == OLD_GEN["eos_token_id"]
 
 
+def test_cache_missing_file_added_in_place_and_restored(env, hub):
+    root = cache_root(env)
+    assert run(env, "--yes").returncode == 0
+    snap = root / "snapshots" / hub.new
+    (snap / "tokenizer_config.json").unlink()
+    r = run(env, "--dry-run")
+    assert r.returncode == 1 and "tokenizer_config.json" in r.stdout and "missing locally" in r.stdout
+    r = run(env, "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (snap / "tokenizer_config.json").is_file() and (root / "refs" / "main").read_text() == hub.new
+    r = run(env, REPO_ID, "--restore", "--yes")
+    assert r.returncode == 0 and not os.path.lexists(snap / "tokenizer_config.json")
+
+
+def test_prompt_on_a_terminal(env, folder):
+    import pty
+
+    def answer(text):
+        pid, fd = pty.fork()
+        if pid == 0:  # child: stdin/stdout are the terminal
+            os.environ.clear()
+            os.environ.update(env)
+            os.execv(sys.executable, [sys.executable, "-m", "gptoss_doctor", "fix-config", str(folder)])
+        out = b""
+        sent = False
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if not sent and b"[y/N]" in out:
+                os.write(fd, text)
+                sent = True
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+    code, out = answer(b"n\n")
+    assert code == 1 and "Apply these changes?" in out and folder_state(folder) == "old"
+    code, out = answer(b"y\n")
+    assert code == 0, out
+    assert folder_state(folder) == "new"
+
+
 def test_cache_backup_and_restore(env, hub):
     root = cache_root(env)
     assert run(env, REPO_ID, "--yes").returncode == 0
