@@ -182,9 +182,15 @@ def make_handler(app: "HTTPApp"):
                     out += self.rfile.read(size)
                     self.rfile.readline(8)
                 return bytes(out)
-            n = int(self.headers.get("Content-Length") or 0)
+            try:
+                n = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                n = 0
+                self.close_connection = True
             if n <= 0:
                 return b""
+            if n > MAX_BODY:  # do not leave unread bytes on a kept-alive connection
+                self.close_connection = True
             return self.rfile.read(min(n, MAX_BODY))
 
         def _handle(self):
@@ -222,8 +228,10 @@ def make_handler(app: "HTTPApp"):
             hdrs.extend(app.extra_headers(resp))
             if chunked:
                 hdrs.append(("transfer-encoding", "chunked"))
-            else:
+            elif length >= 0:
                 hdrs.append(("content-length", str(length)))
+            else:
+                hdrs.append(("connection", "close"))
             for name, value in hdrs:
                 if not lower:
                     name = "-".join(p[:1].upper() + p[1:] for p in name.split("-"))
@@ -238,9 +246,15 @@ def make_handler(app: "HTTPApp"):
                     if not head_only and resp.body:
                         self.wfile.write(resp.body)
                     return
-                self._send_head(resp, chunked=True, length=0)
+                chunked = self.request_version != "HTTP/1.0"
+                if chunked:
+                    self._send_head(resp, chunked=True, length=0)
+                else:  # HTTP/1.0 client: body delimited by connection close
+                    self.close_connection = True
+                    self._send_head(resp, chunked=False, length=-1)
                 if head_only:
-                    self.wfile.write(b"0\r\n\r\n")
+                    if chunked:
+                        self.wfile.write(b"0\r\n\r\n")
                     return
                 offset = 0
                 for item in resp.stream:
@@ -260,10 +274,11 @@ def make_handler(app: "HTTPApp"):
                             prev = c
                     offset += 1
                     for p in pieces:
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(p), p))
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(p), p) if chunked else p)
                         self.wfile.flush()
                     time.sleep(app.event_gap)
-                self.wfile.write(b"0\r\n\r\n")
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout, OSError):
                 self.close_connection = True
