@@ -428,7 +428,11 @@ async def tokenizer_check(client: Client, d: Discovery, model: Optional[str]) ->
         detok = None
     else:
         return TokenizerCheck("skip", f"{ENGINE_LABELS.get(e, e)} offers no tokenize endpoint")
-    r = await client.post(tok[0], tok[1])
+    # tokenize and detokenize are independent: ask both at once
+    if detok is not None:
+        r, r2 = await asyncio.gather(client.post(tok[0], tok[1]), client.post(detok[0], detok[1]))
+    else:
+        r, r2 = await client.post(tok[0], tok[1]), None
     if r.status in (404, 405):
         return TokenizerCheck("skip", f"POST {tok[0]} is not offered by this server")
     if not r.ok:
@@ -440,8 +444,7 @@ async def tokenizer_check(client: Client, d: Discovery, model: Optional[str]) ->
     if got != want:
         return TokenizerCheck("fail", f"Harmony special tokens do not map to their IDs (expected {want}, got {got[:12]})",
                               evidence)
-    if detok is not None:
-        r2 = await client.post(detok[0], detok[1])
+    if r2 is not None:
         obj = r2.json_object() if r2.ok else None
         back = None
         if obj is not None:

@@ -245,7 +245,18 @@ def echo_key(c: Conn) -> None:
         c.json({"error": {"message": f"bad request, you sent {auth}", "type": "BadRequestError", "code": 500}}, 500)
 
 
+def bad_tokenizer(c: Conn) -> None:
+    """A vLLM-like server whose tokenizer splits the Harmony specials into ordinary BPE pieces."""
+    if c.path == "/tokenize":
+        c.json({"count": 9, "max_model_len": 131072, "tokens": [27, 91, 5236, 91, 29, 27, 91, 4631, 91]})
+    elif c.path == "/detokenize":
+        c.json({"prompt": ""})
+    else:
+        _llm_or(lambda cc: cc.json({"error": "no"}, 500))(c)
+
+
 BEHAVIOURS: dict[str, Handler] = {
+    "bad_tokenizer": bad_tokenizer,
     "endless_sse": _llm_or(endless_sse),
     "gigabyte": gigabyte,
     "gigabyte_chat": _llm_or(gigabyte_chat),

@@ -222,7 +222,7 @@ def test_several_targets_with_bounded_concurrency_and_exit_precedence(capsys, tm
 
 
 def test_strict_makes_warnings_fail(capsys):
-    with serve("lmstudio") as srv:  # LM Studio loads gpt-oss with a 4096-token context by default
+    with serve("lmstudio", max_model_len=4096) as srv:  # LM Studio's small default loaded context
         code, out, _ = cli(srv.url, "--quick", capsys=capsys)
         assert code == 0 and "! Context length" in out
         code, _, err = cli(srv.url, "--quick", "--strict", capsys=capsys)

@@ -1,0 +1,127 @@
+"""Hostile or broken servers never hang ``check`` or crash it: each gives a clear finding and the documented exit code."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from gptoss_doctor.cli import main
+from tests.conftest import run_cli
+from tests.hostile import closed_port, hostile, recorder, redirecting
+
+KEY = "sk-hostile-SECRET-4242"
+
+
+def cli(*args: str, capsys) -> tuple[int, dict, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--json", "--timeout", "2", *args])
+    out, err = capsys.readouterr()
+    return exc.value.code, json.loads(out), err
+
+
+def checks(doc: dict) -> dict:
+    return {c["id"]: c for c in doc["targets"][0]["checks"]}
+
+
+# behaviour -> (exit code, finding id that fails or errors, text in its detail)
+CASES = {
+    "endless_sse": (1, "probe.stream.framing", "no [DONE] after"),
+    "gigabyte": (3, "reach.not_llm", ""),
+    "gigabyte_chat": (1, "probe.chat", "larger than 1024 KiB"),
+    "not_object": (3, "reach.not_llm", ""),
+    "html": (3, "reach.not_llm", ""),
+    "slow_drip": (3, "reach.timeout", "within 2 s"),
+    "blackhole": (3, "reach.timeout", "within 2 s"),
+    "reset_mid_stream": (1, "probe.stream.framing", "closed mid-stream"),
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(CASES))
+def test_hostile_server_gives_a_finding_and_exit_code(behaviour, capsys):
+    code_want, fid, text = CASES[behaviour]
+    with hostile(behaviour) as srv:
+        t = time.monotonic()
+        code, doc, err = cli(srv.url, capsys=capsys)
+        wall = time.monotonic() - t
+    assert code == code_want, checks(doc)
+    f = checks(doc)[fid]
+    assert f["status"] in ("fail", "error")
+    assert text in f["detail"]
+    assert wall < 8, wall  # never hangs: bounded by --timeout and the stream limits
+    assert "Traceback" not in err
+
+
+def test_gigabyte_evidence_names_the_cap(capsys):
+    with hostile("gigabyte") as srv:
+        _, doc, _ = cli(srv.url, capsys=capsys)
+    assert any("larger than 1024 KiB" in e for e in checks(doc)["reach.not_llm"]["evidence"])
+
+
+def test_invalid_utf8_is_tolerated(capsys):
+    with hostile("invalid_utf8") as srv:
+        code, doc, err = cli(srv.url, capsys=capsys)
+    t = doc["targets"][0]
+    assert t["engine"]["name"] == "vllm" and t["models"][0]["id"] == "openai/gpt-oss-20b"
+    assert checks(doc)["probe.chat"]["status"] == "pass"
+    assert "\ufffd" in checks(doc)["probe.chat"]["detail"]
+    assert code == 1  # no tool calls from this server
+    assert "Traceback" not in err
+
+
+def test_cross_host_redirect_is_reported_and_key_never_forwarded(capsys):
+    with recorder(host="localhost") as other:
+        with redirecting(lambda: other.url) as srv:
+            code, doc, err = cli(srv.url, "--api-key", KEY, capsys=capsys)
+        assert code == 3
+        f = checks(doc)["reach.redirect"]
+        assert f["status"] == "fail" and other.url in f["detail"]
+        assert all("authorization" not in q["headers"] for q in other.requests)
+        assert KEY not in json.dumps(doc) + err
+
+
+def test_same_origin_redirect_is_followed(capsys):
+    with redirecting(lambda: "", same_origin_path="/api") as srv:
+        code, doc, _ = cli(srv.url, "--quick", "--api-key", KEY, capsys=capsys)
+        assert doc["targets"][0]["engine"]["name"] == "vllm"
+        models = [q for q in srv.requests if q["path"].endswith("/v1/models")]
+        assert [q["path"] for q in models] == ["/v1/models", "/api/v1/models"]
+        assert all(q["headers"].get("authorization") == f"Bearer {KEY}" for q in models)
+
+
+@pytest.mark.parametrize("mode", ["--json", "--markdown", "--verbose"])
+def test_api_key_echoed_by_the_server_is_redacted(mode):
+    with hostile("echo_key") as srv:
+        p = run_cli("check", srv.url, "--timeout", "2", mode, env={"OPENAI_API_KEY": KEY})
+    out = p.stdout.decode() + p.stderr.decode()
+    assert p.returncode == 1, out
+    assert KEY not in out
+    assert "***" in out  # the echoed key was replaced, not dropped silently
+
+
+def test_refused_and_dns(capsys):
+    code, doc, _ = cli(f"http://127.0.0.1:{closed_port()}", capsys=capsys)
+    assert code == 3 and list(checks(doc)) == ["reach.refused"]
+    code, doc, _ = cli("http://no-such-host.invalid:8000", capsys=capsys)
+    assert code == 3 and list(checks(doc)) == ["reach.dns"]
+
+
+def test_json_stdout_is_one_document_end_to_end():
+    """A real subprocess, as a script would run it: stdout parses as exactly one JSON document."""
+    with hostile("html") as srv:
+        p = run_cli("check", srv.url, "--json", "--timeout", "2")
+    assert p.returncode == 3
+    doc = json.loads(p.stdout)
+    assert doc["command"] == "check" and doc["targets"][0]["llm_server"] is False
+    p = run_cli("check", "http://", "--json")
+    assert p.returncode == 2
+    assert json.loads(p.stdout)["error"]["kind"] == "usage"
+
+
+def test_tokenizer_without_harmony_specials_fails(capsys):
+    with hostile("bad_tokenizer") as srv:
+        code, doc, _ = cli(srv.url, "--quick", capsys=capsys)
+    f = checks(doc)["tokenizer.special_tokens"]
+    assert code == 1 and f["status"] == "fail"
+    assert "200006" in f["detail"] and f["fix"]
