@@ -655,3 +655,25 @@ def _swallow(fn):
         fn()
     except Exception:
         pass
+
+
+def test_http10_stream_and_request_log():
+    import socket
+    with serve("sglang", faults="no_reasoning_parser") as srv:
+        assert srv.faults == ("no_reasoning_parser",)
+        host, port = srv.url[len("http://"):].split(":")
+        body = json.dumps({"model": srv.model, "messages": HI, "stream": True}).encode()
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(b"POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"X-Custom: Yes\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            data = b""
+            while len(data) < 1_000_000:
+                d = s.recv(65536)
+                if not d:
+                    break
+                data += d
+        head, _, payload = data.partition(b"\r\n\r\n")
+        assert b"transfer-encoding" not in head.lower() and payload.endswith(b"data: [DONE]\n\n")
+        rec = srv.requests[-1]
+        assert rec["method"] == "POST" and rec["path"] == "/v1/chat/completions"
+        assert rec["headers"]["x-custom"] == "Yes" and rec["body"] == body
