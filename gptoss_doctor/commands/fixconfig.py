@@ -216,10 +216,14 @@ def _after(out, rep) -> None:
                 out.detail(f"refs/{rep.remote.revision} -> {rep.remote.commit}; new snapshot {rep.result_path}", indent=2)
             if m.pinned_snapshot:
                 out.detail(f"your server used {m.files_dir}; point it at {rep.result_path} or at {m.repo_id}", indent=2)
-    out.detail("Restart every server that loaded this model: vLLM reads generation_config.json only at start-up.", indent=2)
-    served = m.repo_id if m.kind == "cache" else str(m.root)
-    out.detail(f"  vllm serve {served}    (or keep your files and add --generation-config <folder with the fixed generation_config.json>)", indent=2)
-    out.detail("Then verify the running server: gptoss-doctor check http://127.0.0.1:8000", indent=2)
+    out.detail("Restart every server that loaded this model: vLLM, SGLang, TGI and transformers read these files", indent=2)
+    out.detail("only at start-up (vLLM takes eos_token_id from generation_config.json when the engine starts):", indent=2)
+    if m.kind == "cache":
+        out.detail(f"  vllm serve {m.repo_id}    (resolves refs/main, also with HF_HUB_OFFLINE=1)", indent=2)
+    else:
+        out.detail(f"  vllm serve {m.root}", indent=2)
+    out.detail("A server started with --generation-config DIR reads DIR/generation_config.json: refresh that copy too.", indent=2)
+    out.detail("Then check the running server: gptoss-doctor check http://127.0.0.1:8000", indent=2)
 
 
 def _undo(rep) -> str:
