@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Any, Callable, Optional
 
-from ._http import (HTTPApp, Pause, Request, Response, dumps, empty_response, json_response,
+from ._http import (HTTPApp, Request, Response, dumps, empty_response, json_response,
                     text_response)
 from . import _model as M
 

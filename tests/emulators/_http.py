@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Iterable, Optional
 from urllib.parse import parse_qs, urlsplit
 
 MAX_BODY = 8 * 1024 * 1024

@@ -137,7 +137,6 @@ class LiteLLM(Engine):
                               "unhealthy_count": 0})
 
     def routes_list(self, req: Request) -> Response:
-        paths = sorted({rx.pattern.strip("^$") for _, rx, _ in self._routes})
         return json_response({"routes": [{"path": p, "methods": sorted(m), "name": p.strip("/").replace("/", "_"),
                                           "endpoint": p.strip("/").replace("/", "_")}
                                          for m, rx, _ in self._routes for p in [rx.pattern.strip("^$")]]})

@@ -4,7 +4,6 @@ from __future__ import annotations
 import itertools
 import random
 import string
-import time
 from typing import Any, Optional
 
 from ._base import Engine

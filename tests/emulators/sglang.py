@@ -1,7 +1,6 @@
 """SGLang server (FastAPI + uvicorn) – server_apis.md §2, §10.2, §11.2."""
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any, Optional
 

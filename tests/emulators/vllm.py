@@ -1,7 +1,6 @@
 """vLLM OpenAI-compatible server (FastAPI + uvicorn) – server_apis.md §1, §10.2, §11.2."""
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any, Optional
 
