@@ -465,6 +465,14 @@ def test_unknown_revision_and_repo(env, hub):
     assert r.returncode == 2 and "not in the Hugging Face cache" in one_error_line(r.stderr)
 
 
+def test_file_missing_upstream_when_fetched(env, hub, folder):
+    hub.proxy.mode = "gone"
+    r = run(env, str(folder), "--yes")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "missing on the Hub" in one_error_line(r.stderr)
+    assert folder_state(folder) == "old"
+
+
 def test_no_cache_at_all(env, tmp_path):
     r = run(env, extra={"HF_HOME": str(tmp_path / "empty")})
     assert r.returncode == 2

@@ -148,7 +148,8 @@ class FaultProxy:
 
     ``mode``: None (pass through), "cut" (the first GET /resolve/ of ``path_match`` sends half its body then
     closes; later requests pass, or get 500 when ``after_cut`` is "500"),
-    "401", "gated", "500", "norev" (404 RevisionNotFound, as the real Hub answers), "down" (closes every
+    "401", "gated", "500", "norev" (404 RevisionNotFound, as the real Hub answers),
+    "gone" (404 EntryNotFound for ``path_match``: listed by the API but missing when fetched), "down" (closes every
     connection at once).
     Records the Authorization headers it saw (to prove the token is sent but never printed).
     """
@@ -198,6 +199,13 @@ class FaultProxy:
                     self.send_response(404)
                     self.send_header("X-Error-Code", "RevisionNotFound")
                     self.send_header("X-Error-Message", "Invalid rev id: no-such-branch")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if mode == "gone" and "/resolve/" in self.path and self.path.endswith(proxy.path_match):
+                    self.send_response(404)
+                    self.send_header("X-Error-Code", "EntryNotFound")
+                    self.send_header("X-Error-Message", "Entry not found")
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
