@@ -23,7 +23,7 @@ SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 ORDER = {fid: i for i, fid in enumerate(FINDING_IDS)}
 
 TITLES = {
-    "reach.dns": "Host name", "reach.refused": "Connection", "reach.tls": "TLS", "reach.timeout": "Response time",
+    "reach.dns": "Host name", "reach.refused": "Connection", "reach.reset": "Connection", "reach.tls": "TLS", "reach.timeout": "Response time",
     "reach.not_llm": "OpenAI-compatible API", "reach.redirect": "Redirect", "auth.required": "Authentication",
     "health": "Health endpoint", "engine.identified": "Engine", "engine.version": "Engine version",
     "models.listed": "Model list", "models.gpt_oss": "gpt-oss model", "models.context": "Context length",
@@ -47,6 +47,8 @@ def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
     e = engine
     if fid == "reach.refused":
         return f"start the server or fix host/port (defaults: {PORT_HINT})"
+    if fid == "reach.reset":
+        return "check the port speaks HTTP (not a database, SSH, or a TLS-only port) and the server log for crashes"
     if fid == "reach.dns":
         return "check the host name (try the IP address)"
     if fid == "reach.tls":
@@ -248,6 +250,8 @@ class Collector:
             top = [o for o in group if SEVERITY[o.status] == worst]
             status = top[0].status
             details = list(dict.fromkeys(o.detail for o in top if o.detail))
+            if status in ("pass", "skip") and len(details) > 1:  # one line is enough when all is well
+                details = [f"{details[0]} (+{len(details) - 1} more)"]
             evidence = list(dict.fromkeys(e for o in top for e in o.evidence))
             errors = list(dict.fromkeys(o.error_text for o in top if o.error_text))
             fix = next((o.fix for o in top if o.fix), "")
@@ -399,8 +403,8 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     if not d.reachable:
         r = d.network_error
         kind = r.error if r is not None else "other"
-        fid = {"dns": "reach.dns", "refused": "reach.refused", "tls": "reach.tls", "timeout": "reach.timeout"}.get(
-            kind, "reach.refused" if kind in ("connect", "reset") else "reach.timeout")
+        fid = {"dns": "reach.dns", "refused": "reach.refused", "tls": "reach.tls", "timeout": "reach.timeout",
+               "reset": "reach.reset"}.get(kind, "reach.refused" if kind == "connect" else "reach.reset")
         col.add(fid, "fail", r.error_message if r is not None else "no answer", [f"GET {client.base_url}/v1/models"])
         res.llm_server = False
         return

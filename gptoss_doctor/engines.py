@@ -378,6 +378,7 @@ async def _vllm_tokenizer_info(client: Client, d: Discovery) -> None:
         eos = eos.get("content")
     if isinstance(eos, str) and eos in HARMONY:
         d.eos_notes.append(f"/tokenizer_info eos_token is {eos}")
+        d.stop_sources.append(("/tokenizer_info eos_token", [HARMONY[eos]]))
 
 
 # -- tokenizer sanity ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ FINDING_IDS: dict[str, str] = {
     "reach.refused": "connection refused",
     "reach.tls": "TLS handshake or certificate failure",
     "reach.timeout": "connection or read timed out",
+    "reach.reset": "the server closed the connection without an answer",
     "reach.not_llm": "the URL answers but is not an OpenAI-compatible LLM server",
     "reach.redirect": "the server redirects to another host",
     "auth.required": "the server requires an API key (401/403)",

@@ -255,7 +255,13 @@ def bad_tokenizer(c: Conn) -> None:
         _llm_or(lambda cc: cc.json({"error": "no"}, 500))(c)
 
 
+def reset_always(c: Conn) -> None:
+    """Read the request, then abort the connection (no answer at all)."""
+    c.reset()
+
+
 BEHAVIOURS: dict[str, Handler] = {
+    "reset_always": reset_always,
     "bad_tokenizer": bad_tokenizer,
     "endless_sse": _llm_or(endless_sse),
     "gigabyte": gigabyte,

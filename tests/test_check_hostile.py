@@ -35,6 +35,7 @@ CASES = {
     "slow_drip": (3, "reach.timeout", "within 2 s"),
     "blackhole": (3, "reach.timeout", "within 2 s"),
     "reset_mid_stream": (1, "probe.stream.framing", "closed mid-stream"),
+    "reset_always": (3, "reach.reset", "closed by the server"),
 }
 
 

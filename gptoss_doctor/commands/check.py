@@ -118,13 +118,15 @@ def register(app: typer.Typer) -> None:
             for i, r in enumerate(results):
                 if i:
                     out.line()
-                findings = r.checks
-                if secrets:
-                    from gptoss_doctor.results import Finding
+                from gptoss_doctor.results import Finding
 
-                    findings = [Finding(**{**f.to_json(), **{k: C.redact(v, secrets) for k, v in f.to_json().items()}})
-                                for f in r.checks]
-                render_findings(out, findings, heading=C.redact(C.heading(r), secrets), verbose=verbose)
+                # details on every line; evidence of passing checks only with --verbose
+                findings = [Finding(**{k: C.redact(v, secrets) for k, v in f.to_json().items()}) for f in r.checks]
+                if not verbose:
+                    for f in findings:
+                        if f.status in ("pass", "skip"):
+                            f.evidence = []
+                render_findings(out, findings, heading=C.redact(C.heading(r), secrets), verbose=True)
                 if r.models and len(r.models) > 1:
                     out.detail("models: " + ", ".join(m.id for m in r.models[:8]), indent=2)
             allf = [f for r in results for f in r.checks]
