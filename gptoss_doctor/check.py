@@ -275,6 +275,8 @@ def _kb_entries() -> list:
 
 
 HARMONY_USERS = ("vllm", "sglang", "lmdeploy", "trtllm")
+# symptoms whose engine-specific KB entry carries a better fix than the generic built-in one
+KB_FIX_FIRST = {"probe.tools.stream_duplicated", "probe.flattened_channels", "probe.tools.no_parser"}
 SYMPTOM_IDS = {"probe.tools.stream_duplicated", "probe.tools.name_leak", "probe.flattened_channels", "probe.harmony_leak",
                "probe.tools.no_parser", "probe.tools.invalid_json", "eos.local_generation_config", "eos.call_token",
                "eos.end_token", "eos.return_token", "probe.harmony_error", "probe.stream.error_chunk"}
@@ -344,8 +346,9 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
     high = next((m.entry for m in matches if m.confidence == "high"), None)
     kb_fix = lambda e: e.fix_lines()[0] if e.fix_lines() else ""  # noqa: E731
     applicable = [e for e in chosen if _engine_ok(e, engine)]
-    f.fix = (kb_fix(high) if high else "") or fix or builtin_fix(fid, engine, target) or \
-        (kb_fix(applicable[0]) if applicable else "")
+    exact = [e for e in named_engine if engine in e.engines] if fid in KB_FIX_FIRST else []
+    f.fix = (kb_fix(high) if high else "") or (kb_fix(exact[0]) if exact else "") or fix or \
+        builtin_fix(fid, engine, target) or (kb_fix(applicable[0]) if applicable else "")
     return f
 
 
@@ -371,7 +374,8 @@ def version_obs(engine: str, version: Optional[str]) -> tuple[str, str]:
     return "pass", f"no known gpt-oss problem listed for {version}"
 
 
-async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] = None) -> TargetResult:
+async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] = None,
+                       progress: Optional[Callable[[str], None]] = None) -> TargetResult:
     from gptoss_doctor import engines as E
     from gptoss_doctor import probes as P
     from gptoss_doctor.http import Client
@@ -384,7 +388,7 @@ async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] 
     if parts.username and not opts.api_key:
         client.api_key = None
     try:
-        await _check(client, res, col, opts, E, P)
+        await _check(client, res, col, opts, E, P, progress or (lambda text: None))
     finally:
         await client.aclose()
     res.requests = client.requests
@@ -395,7 +399,10 @@ async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] 
     return res
 
 
-async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, E, P) -> None:
+async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, E, P,
+                 progress: Callable[[str], None]) -> None:
+    where = public_url(client.base_url)
+    progress(f"{where}: discovering the engine …")
     d = await E.discover(client)
     res.reachable, res.llm_server = d.reachable, d.llm_server
     res.engine, res.version, res.engine_evidence = d.engine, d.version, d.engine_evidence
@@ -444,6 +451,10 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
     if model and not opts.quick:
         jobs.append(P.run_all(ctx, opts.deep))
+    from gptoss_doctor.engines import ENGINE_LABELS
+
+    progress(f"{where}: {ENGINE_LABELS.get(d.engine, d.engine)} {d.version or ''} — "
+             + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)
     tok = out[1]
     if gpt or tok.status in ("pass", "fail"):
@@ -606,9 +617,7 @@ async def run_targets(urls: list[tuple[str, list[str]]], opts: CheckOptions,
     async def one(url: str, notes: list[str]) -> TargetResult:
         nonlocal done
         async with sem:
-            if progress:
-                progress(f"checking {public_url(url)} …")
-            r = await check_target(url, opts, notes)
+            r = await check_target(url, opts, notes, progress)
             done += 1
             if progress and len(urls) > 1:
                 progress(f"{done}/{len(urls)} targets checked")
