@@ -241,7 +241,18 @@ class ModelReport:
             "applied": self.applied,
             "backup_id": self.backup_id,
             "result_path": str(self.result_path) if self.result_path else None,
+            "next_steps": self.next_steps() if self.applied else [],
         }
+
+    def next_steps(self) -> list[str]:
+        m = self.model
+        served = m.repo_id if m.kind == "cache" else str(m.root)
+        return [
+            "restart every server that loaded this model (vLLM reads generation_config.json only at start-up)",
+            f"vllm serve {served}",
+            "a server started with --generation-config DIR reads DIR/generation_config.json: refresh that copy too",
+            "gptoss-doctor check http://127.0.0.1:8000",
+        ]
 
 
 def build_report(model: hf.LocalModel, revision: str, scratch: Path) -> ModelReport:
