@@ -565,11 +565,6 @@ def _stage_cache(rep: ModelReport, updates: list[hf.FileStatus], staging: Path, 
                 # the blob itself was edited: its correct content is staged above; keep a copy of the edit
                 write_durable(backup / "files" / rel, rep.old_content.get(rel, b""), lf.mode)
                 entries.append({"path": rel, "existed": True, "backup": "files/" + rel, "blob": _rel(model, root / "blobs" / st.remote.etag)})
-                stage_blob_force = root / "blobs" / st.remote.etag
-                if not any(o["target"] == _rel(model, stage_blob_force) for o in ops):
-                    staged = staging / "blobs" / st.remote.etag
-                    _stage_file(staged, data, lf.mode)
-                    ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, stage_blob_force)})
                 continue
             if lf is not None and lf.exists:
                 write_durable(backup / "files" / rel, rep.old_content.get(rel, b""), lf.mode)
@@ -651,11 +646,15 @@ def _restore_locked(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
                             staged = staging / "blobs" / blob.name
                             _stage_file(staged, (bdir / e["backup"]).read_bytes(), _default_mode())
                             ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, blob)})
-            if chosen.get("ref") and old_commit:
+            if chosen.get("ref"):
                 refp = hf.safe_target(root / "refs", chosen["ref"])
-                staged = staging / "refs" / chosen["ref"]
-                _stage_file(staged, old_commit.encode(), None)
-                ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, refp)})
+                before = chosen.get("old_ref_value")
+                if before:
+                    staged = staging / "refs" / chosen["ref"]
+                    _stage_file(staged, before.encode(), None)
+                    ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, refp)})
+                else:
+                    ops.append({"kind": "delete", "target": _rel(model, refp)})
         else:
             base = root / chosen["snapshot"] if chosen.get("kind") == "cache" else root
             for e in chosen["files"]:
