@@ -462,10 +462,11 @@ def _apply_locked(rep: ModelReport, updates: list[hf.FileStatus]) -> None:
         if isinstance(exc, PermissionError):
             raise UsageError(f"permission denied writing in {model.root}: {exc.filename}", hint="nothing was changed") from exc
         raise
-    _write_journal(model, {"id": bid, "ops": ops})
-    run_journal(model, {"id": bid, "ops": ops})
-    rep.applied = True
     rep.backup_id = bid
+    with deferred_signals():  # from the journal on, Ctrl-C waits for the swap to finish
+        _write_journal(model, {"id": bid, "ops": ops})
+        run_journal(model, {"id": bid, "ops": ops})
+        rep.applied = True
 
 
 def _stage_file(path: Path, data: bytes, mode: Optional[int]) -> None:
@@ -686,8 +687,9 @@ def _restore_locked(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     journal = {"id": "restore-" + chosen["id"], "ops": ops}
-    _write_journal(model, journal)
-    run_journal(model, journal)
+    with deferred_signals():
+        _write_journal(model, journal)
+        run_journal(model, journal)
     return chosen
 
 
