@@ -138,7 +138,14 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
                     out.note(f"error: {r.blockers[0]}")
             elif yes or _ask(out, "Apply these changes?"):
                 for r in outdated:
-                    fc.apply(r, force=force)
+                    try:
+                        fc.apply(r, force=force)
+                    except KeyboardInterrupt:
+                        if r.applied:
+                            out.note(f"{r.model.repo_id}: the refresh had completed before the interrupt (backup {r.backup_id})")
+                        else:
+                            out.note(f"{r.model.repo_id}: stopped before any file changed")
+                        raise
                     _after(out, r)
                 code = 0
                 if kept:
