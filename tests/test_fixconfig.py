@@ -380,6 +380,7 @@ def test_ctrl_c(env, folder, point, expect):
     r = run(env, str(folder), "--yes", extra={"GPTOSS_DOCTOR_TEST_CRASH": point})
     assert r.returncode == 130, r.stderr
     assert folder_state(folder) == expect  # Ctrl-C while renaming is held until the swap is complete
+    assert ("had completed" if expect == "new" else "before any file changed") in r.stderr
     assert not (folder / ".cache" / "gptoss-doctor" / "journal.json").exists()
 
 
