@@ -465,8 +465,10 @@ def _apply_locked(rep: ModelReport, updates: list[hf.FileStatus]) -> None:
     rep.backup_id = bid
     with deferred_signals():  # from the journal on, Ctrl-C waits for the swap to finish
         _write_journal(model, {"id": bid, "ops": ops})
-        run_journal(model, {"id": bid, "ops": ops})
-        rep.applied = True
+        try:
+            run_journal(model, {"id": bid, "ops": ops})
+        finally:
+            rep.applied = not _journal_path(model).exists()
 
 
 def _stage_file(path: Path, data: bytes, mode: Optional[int]) -> None:
