@@ -240,7 +240,9 @@ class Collector:
 
     def extend(self, observations: list) -> None:
         for o in observations:
-            self.add(o.id, o.status, o.detail, o.evidence, o.error_text, o.fix)
+            if o.id not in FINDING_IDS:
+                raise ValueError(f"unknown finding id {o.id}")
+            self.obs.setdefault(o.id, []).append(o)
 
     def merged(self) -> list[tuple[str, str, str, list[str], list[str], str]]:
         out = []
@@ -456,23 +458,41 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     progress(f"{where}: {ENGINE_LABELS.get(d.engine, d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)
-    tok = out[1]
-    if gpt or tok.status in ("pass", "fail"):
-        col.add("tokenizer.special_tokens", tok.status, tok.detail, tok.evidence)
     if len(out) > 2:
         obs = out[2]
         col.extend(obs)
         if any(o.evidence and any("HTTP 401" in e or "HTTP 403" in e for e in o.evidence) for o in obs):
             res.auth_problem = True
             col.add("auth.required", "fail", "a probe was refused with HTTP 401/403")
-        chat_down = [o for o in obs if o.id == "probe.chat" and o.status == "fail" and re.search(
-            r"HTTP 5\d\d|no models? (?:are )?loaded|model is not loaded|loading model", o.detail, re.I)]
+        chat_down = [o for o in obs if o.id == "probe.chat" and o.status == "fail" and not P.HARMONY_ERROR_RE.search(
+            o.error_text) and re.search(r"HTTP 5\d\d|no models? (?:are )?loaded|model is not loaded|loading model",
+                                         o.detail, re.I)]
         if chat_down and not col.health_failed:
             col.health_failed = True
             col.add("health", "fail", "the health endpoint is OK but a plain chat fails: " + chat_down[0].detail,
                     error_text=chat_down[0].error_text)
+    if col.health_failed:
+        # one root cause, one failure: requests refused by a dead engine are not judged separately
+        for fid, group in col.obs.items():
+            for o in group:
+                if fid.startswith("probe.") and fid != "probe.harmony_error" and o.status in ("fail", "error") \
+                        and o.http_status is not None and (o.http_status >= 500 or o.http_status == 404):
+                    o.status, o.detail = "skip", f"not judged, the engine is unhealthy ({o.detail})"
+                    o.evidence, o.error_text = [], ""
+    tok = out[1]
+    if tok.status == "error" and col.health_failed:
+        tok.status, tok.detail = "skip", f"not judged, the engine is unhealthy ({tok.detail})"
+    if gpt or tok.status in ("pass", "fail"):
+        col.add("tokenizer.special_tokens", tok.status, tok.detail, tok.evidence)
     _models_context(d, col, model)
     _eos(d, col, opts, model, gpt, E)
+    for fid, keys in (("probe.reasoning", ("reasoning_parser",)), ("probe.harmony_leak", ("reasoning_parser",)),
+                      ("probe.flattened_channels", ("reasoning_parser",)),
+                      ("probe.tools.no_parser", ("tool_call_parser",)), ("probe.tools.call", ("tool_call_parser",)),
+                      ("models.context", ("context_length",))):
+        for o in col.obs.get(fid, []):
+            if o.status in ("fail", "warn"):
+                o.evidence.extend(d.config_evidence[k] for k in keys if k in d.config_evidence)
     if opts.quick:
         col.add("probe.chat", "skip", "--quick: behavioural probes skipped")
 
@@ -499,7 +519,8 @@ def _health(d, col: Collector) -> None:
             col.add("health", "pass", f"GET /health -> {h.status}" + (f" {status}" if status else ""))
     elif h.status is not None and (h.status >= 500 or h.status == 429):
         col.health_failed = True
-        col.add("health", "fail", f"GET /health -> {h.describe()}", [h.snippet(200)], error_text=h.text[:2000])
+        col.add("health", "fail", f"GET /health -> {h.describe()}", [h.snippet(200)] if h.body else [],
+                error_text=h.text[:2000])
     elif h.error:
         col.add("health", "error", f"GET /health: {h.error_message}")
     else:
@@ -558,21 +579,29 @@ def _models_context(d, col: Collector, model: Optional[str]) -> None:
 
 
 def _eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: bool, E) -> None:
-    for source, ids in d.stop_sources:
-        if not ids:
-            continue
-        if E.CALL_ID in ids:
-            col.add("eos.call_token", "pass", f"{source} includes 200012")
-        elif "eos_token" not in source:
-            col.add("eos.call_token", "fail", f"{source} lacks <|call|> 200012: {ids}", [f"{source}: {ids}"])
-        if E.RETURN_ID in ids:
-            col.add("eos.return_token", "pass", f"{source} includes 200002")
-        elif "eos_token" not in source:
-            col.add("eos.return_token", "fail", f"{source} lacks <|return|> 200002: {ids}", [f"{source}: {ids}"])
-        if E.END_ID in ids and (E.CALL_ID not in ids or E.RETURN_ID not in ids or "eos_token" in source):
-            col.add("eos.end_token", "fail", f"{source} makes <|end|> 200007 a stop token: {ids}", [f"{source}: {ids}"])
-        elif E.END_ID not in ids:
-            col.add("eos.end_token", "pass", f"{source} does not stop at <|end|>")
+    for kind, source, ids in d.stop_sources:
+        ev = [f"{source}: {ids}"]
+        if kind == "eos_list":
+            if E.CALL_ID in ids:
+                col.add("eos.call_token", "pass", f"{source} includes 200012")
+            else:
+                col.add("eos.call_token", "fail", f"{source} lacks <|call|> 200012: {ids}", ev)
+            if E.RETURN_ID in ids:
+                col.add("eos.return_token", "pass", f"{source} includes 200002")
+            else:
+                col.add("eos.return_token", "fail", f"{source} lacks <|return|> 200002: {ids}", ev)
+            if E.END_ID in ids:
+                col.add("eos.end_token", "fail", f"{source} makes <|end|> 200007 a stop token: {ids}", ev)
+            else:
+                col.add("eos.end_token", "pass", f"{source} does not stop at <|end|>")
+        elif kind == "eos_token":
+            if ids == [E.RETURN_ID]:
+                col.add("eos.return_token", "pass", f"{source} is <|return|> 200002")
+            elif ids == [E.END_ID]:
+                col.add("eos.end_token", "fail", f"{source} is <|end|> 200007: generation would stop after the "
+                        "first message", ev)
+        elif kind == "stop_strings" and E.END_ID in ids:
+            col.add("eos.end_token", "warn", f"{source} includes <|end|>: answers can stop after the analysis message", ev)
     m = d.model(model) if model else None
     path = E.find_generation_config(model, opts.model_dir, m.root if m else None)
     if path is None:

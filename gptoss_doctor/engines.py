@@ -41,6 +41,7 @@ TOKENIZE_PROBE = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|retur
 GPT_OSS_RE = re.compile(r"gpt[-_ .]?oss", re.I)
 TRAINED_CONTEXT = 131072
 
+DISCOVERY_TIMEOUT = 10.0
 # Phase-1 GETs: (path, send the API key?)
 DISCOVERY = [
     ("/", False), ("/health", False), ("/v1/models", True), ("/version", True), ("/props", True),
@@ -79,7 +80,10 @@ class Discovery:
     models: list[ModelInfo] = field(default_factory=list)
     models_error: str = ""
     server_info: dict = field(default_factory=dict)  # sglang /server_info, llama.cpp /props, tgi /info ...
-    stop_sources: list[tuple[str, list[int]]] = field(default_factory=list)  # (source, ids) of engine-reported stops
+    # (kind, source, ids) of engine-reported stops; kind: "eos_list" (the complete EOS set), "eos_token" (the
+    # tokenizer's single EOS), "stop_strings" (configured stop strings: extra, not the EOS set)
+    stop_sources: list[tuple[str, str, list[int]]] = field(default_factory=list)
+    config_evidence: dict[str, str] = field(default_factory=dict)  # engine settings relevant to findings
     eos_notes: list[str] = field(default_factory=list)
 
     def model(self, mid: str) -> Optional[ModelInfo]:
@@ -112,7 +116,9 @@ def _int(v: Any) -> Optional[int]:
 
 async def discover(client: Client) -> Discovery:
     d = Discovery(url=client.base_url)
-    results = await asyncio.gather(*(client.get(p, auth=a) for p, a in DISCOVERY))
+    # discovery endpoints are cheap: a healthy server answers in milliseconds
+    dt = min(client.timeout, DISCOVERY_TIMEOUT)
+    results = await asyncio.gather(*(client.get(p, auth=a, timeout=dt) for p, a in DISCOVERY))
     d.responses = dict(zip([p for p, _ in DISCOVERY], results))
     # a server that sends headers and then stalls or drops the connection did not really answer
     answered = [r for r in results if r.answered and r.error not in ("timeout", "reset")]
@@ -243,6 +249,10 @@ def fingerprint(d: Discovery) -> None:
         v = _str((ready or {}).get("litellm_version")) or _str(headers.get("x-litellm-version"))
     d.version = v
     d.server_info = sinfo or props or info or {}
+    if d.engine == "sglang" and sinfo:
+        for key in ("reasoning_parser", "tool_call_parser", "context_length", "sampling_defaults"):
+            if key in sinfo:
+                d.config_evidence[key] = f"/server_info {key} = {sinfo[key]!r}"
 
 
 def parse_models(d: Discovery) -> None:
@@ -307,7 +317,7 @@ async def enrich(client: Client, d: Discovery, model: Optional[str]) -> None:
         props = _obj(d.responses.get("/props")) or {}
         eos = props.get("eos_token")
         if isinstance(eos, str) and eos in HARMONY:
-            d.stop_sources.append(("/props eos_token", [HARMONY[eos]]))
+            d.stop_sources.append(("eos_token", "/props eos_token", [HARMONY[eos]]))
     if jobs:
         await asyncio.gather(*jobs)
 
@@ -329,13 +339,13 @@ async def _ollama_show(client: Client, d: Discovery, model: str) -> None:
                 break
     eos = mi.get("tokenizer.ggml.eos_token_ids")
     if isinstance(eos, list) and all(_int(x) is not None for x in eos):
-        d.stop_sources.append(("/api/show tokenizer.ggml.eos_token_ids", [_int(x) for x in eos]))
+        d.stop_sources.append(("eos_list", "/api/show tokenizer.ggml.eos_token_ids", [_int(x) for x in eos]))
     params = obj.get("parameters")
     if isinstance(params, str):
         stops = re.findall(r'^\s*stop\s+"?([^"\n]+)"?\s*$', params, re.M)
         ids = [HARMONY[s.strip()] for s in stops if s.strip() in HARMONY]
         if stops:
-            d.stop_sources.append(("/api/show parameters stop", ids))
+            d.stop_sources.append(("stop_strings", "/api/show parameters stop", ids))
 
 
 async def _lmstudio_models(client: Client, d: Discovery) -> None:
@@ -378,7 +388,7 @@ async def _vllm_tokenizer_info(client: Client, d: Discovery) -> None:
         eos = eos.get("content")
     if isinstance(eos, str) and eos in HARMONY:
         d.eos_notes.append(f"/tokenizer_info eos_token is {eos}")
-        d.stop_sources.append(("/tokenizer_info eos_token", [HARMONY[eos]]))
+        d.stop_sources.append(("eos_token", "/tokenizer_info eos_token", [HARMONY[eos]]))
 
 
 # -- tokenizer sanity ----------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ class Obs:
     evidence: list[str] = field(default_factory=list)
     error_text: str = ""  # server error text to run through the matcher
     fix: str = ""
+    http_status: Optional[int] = None  # set when the observation is just "the request failed with this status"
 
 
 @dataclass
@@ -97,7 +98,7 @@ def http_failure(probe_id: str, what: str, r: Response) -> list[Obs]:
         return [Obs(probe_id, "error", f"{what}: {r.error_message or r.error}")]
     msg = error_message(r.json(), r.text)
     obs = [Obs(probe_id, "fail", f"{what}: HTTP {r.status}: {_short(msg, 200)}", [f"HTTP {r.status} {_short(r.text, 300)}"],
-               error_text=msg)]
+               error_text=msg, http_status=r.status)]
     if HARMONY_ERROR_RE.search(msg):
         obs.append(Obs("probe.harmony_error", "fail", f"{what}: the server's Harmony parser failed (HTTP {r.status})",
                        [_short(msg, 300)], error_text=msg))
@@ -130,9 +131,7 @@ def reasoning_obs(field_name: Optional[str], content: str, where: str, ctx: Ctx)
     detail = f"no reasoning / reasoning_content field ({where})"
     if leaked:
         detail += "; the reasoning is mixed into content"
-    return Obs("probe.reasoning", status, detail,
-               fix="enable the engine's gpt-oss reasoning parser (vLLM: --reasoning-parser openai_gptoss; "
-                   "SGLang: --reasoning-parser gpt-oss; llama.cpp: --reasoning-format auto)")
+    return Obs("probe.reasoning", status, detail)
 
 
 def _message(obj: Optional[dict]) -> Optional[dict]:
@@ -149,7 +148,7 @@ def _message(obj: Optional[dict]) -> Optional[dict]:
 
 async def chat(ctx: Ctx) -> list[Obs]:
     body = _body_payload({"messages": [{"role": "user", "content": CHAT_PROMPT}], "max_tokens": CHAT_MAX_TOKENS,
-                          "temperature": 0, "stream": False}, ctx)
+                          "temperature": 0, "reasoning_effort": "low", "stream": False}, ctx)
     r = await ctx.client.post("/v1/chat/completions", body)
     if not r.ok:
         return http_failure("probe.chat", "POST /v1/chat/completions", r)
@@ -275,7 +274,7 @@ def error_chunk_obs(s: StreamSummary, what: str) -> list[Obs]:
 
 async def chat_stream(ctx: Ctx) -> list[Obs]:
     body = _body_payload({"messages": [{"role": "user", "content": CHAT_PROMPT}], "max_tokens": CHAT_MAX_TOKENS,
-                          "temperature": 0, "stream": True}, ctx)
+                          "temperature": 0, "reasoning_effort": "low", "stream": True}, ctx)
     res = await ctx.client.stream("/v1/chat/completions", body)
     what = "streamed chat"
     s = summarize_chat_stream(res)
@@ -337,7 +336,7 @@ def _clean_name(name: str) -> str:
 
 async def tools(ctx: Ctx) -> ToolResult:
     body = _body_payload({"messages": [{"role": "user", "content": TOOL_PROMPT}], "tools": CHAT_TOOLS,
-                          "tool_choice": "auto", "max_tokens": TOOL_MAX_TOKENS, "temperature": 0, "stream": False}, ctx)
+                          "tool_choice": "auto", "max_tokens": TOOL_MAX_TOKENS, "temperature": 0, "reasoning_effort": "low", "stream": False}, ctx)
     r = await ctx.client.post("/v1/chat/completions", body)
     if not r.ok:
         obs = http_failure("probe.tools.call", "tool call", r)
@@ -404,7 +403,7 @@ def _int(v: Any) -> Optional[int]:
 
 async def tools_stream(ctx: Ctx) -> StreamSummary:
     body = _body_payload({"messages": [{"role": "user", "content": TOOL_PROMPT}], "tools": CHAT_TOOLS,
-                          "tool_choice": "auto", "max_tokens": TOOL_MAX_TOKENS, "temperature": 0, "stream": True}, ctx)
+                          "tool_choice": "auto", "max_tokens": TOOL_MAX_TOKENS, "temperature": 0, "reasoning_effort": "low", "stream": True}, ctx)
     res = await ctx.client.stream("/v1/chat/completions", body)
     return summarize_chat_stream(res)
 
@@ -428,7 +427,8 @@ def compare_stream(ns: ToolResult, s: StreamSummary) -> list[Obs]:
         if res.status and res.status >= 400:
             text = error_message(res.as_response().json(), res.as_response().text)
             obs = [o for o in obs if o.id != "probe.stream.framing"] + [
-                Obs("probe.tools.stream", "fail", f"{what}: HTTP {res.status}: {_short(text, 160)}", error_text=text)]
+                Obs("probe.tools.stream", "fail", f"{what}: HTTP {res.status}: {_short(text, 160)}", error_text=text,
+                    http_status=res.status)]
             obs += [o for o in http_failure("probe.stream.framing", what, res.as_response()) if o.id == "probe.harmony_error"]
         return obs
     obs += error_chunk_obs(s, what)
@@ -525,7 +525,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
             if ctx.engine in NO_RESPONSES_API:
                 return [Obs("probe.responses", "skip", f"{ctx.engine} has no Responses API")]
             return [Obs("probe.responses", "fail", f"{what}: HTTP {r.status}: the server has no Responses API",
-                        [_short(r.text, 200)], error_text=error_message(r.json(), r.text)),
+                        [_short(r.text, 200)], error_text=error_message(r.json(), r.text), http_status=r.status),
                     Obs("probe.responses.function_call", "skip", "no Responses API"),
                     Obs("probe.responses.reasoning", "skip", "no Responses API")]
         if r.status is not None and 200 <= r.status < 300:

@@ -308,3 +308,20 @@ def test_probes_run_concurrently():
         n = len(srv.requests)
     assert r.code(strict=False) == 0
     assert wall < n * 0.3 / 2, (wall, n)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "ollama", "llama.cpp"])
+def test_dead_engine_is_one_failure_not_ten(engine):
+    with serve(engine, faults=("dead",)) as srv:
+        r = run_check(srv.url)
+    failing = [f.id for f in r.checks if f.status in ("fail", "error")]
+    assert failing == ["health"]
+    assert by_id(r)["probe.chat"].status == "skip" and "unhealthy" in by_id(r)["probe.chat"].detail
+
+
+def test_sglang_server_args_are_evidence():
+    with serve("sglang", faults=("no_tool_parser",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)["probe.tools.no_parser"]
+    assert "/server_info tool_call_parser = None" in f.evidence
+    assert "--tool-call-parser gpt-oss" in f.fix
