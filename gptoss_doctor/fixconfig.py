@@ -415,7 +415,11 @@ def _check_writable(model: hf.LocalModel, needed: int) -> None:
     probe_dirs = [root] if model.kind == "folder" else [root, root / "blobs", root / "snapshots", root / "refs"]
     for d in probe_dirs:
         if d.exists() and not os.access(d, os.W_OK | os.X_OK):
-            raise UsageError(f"{d} is read-only: cannot refresh files there", hint="nothing was changed; run as a user who can write it, or copy the model folder")
+            raise UsageError(
+                f"{d} is read-only: cannot refresh files there",
+                hint="nothing was changed; run as a user who can write it, or put the Hub's generation_config.json in a "
+                     "folder of your own and start vLLM with --generation-config <that folder>",
+            )
     try:
         free = shutil.disk_usage(root).free
     except OSError:
