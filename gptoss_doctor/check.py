@@ -123,7 +123,7 @@ DEFAULT_FIXES = {
 @dataclass
 class CheckOptions:
     api_key: Optional[str] = None
-    timeout: float = 20.0
+    timeout: float = 30.0
     model: Optional[str] = None
     model_dir: Optional[str] = None
     quick: bool = False
@@ -391,6 +391,13 @@ async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] 
         client.api_key = None
     try:
         await _check(client, res, col, opts, E, P, progress or (lambda text: None))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one odd server must not take the other targets down
+        if _debug():
+            raise
+        col.add("engine.identified", "error", f"internal error while checking this server: {type(exc).__name__}: "
+                f"{str(exc)[:200]} (a bug in gptoss-doctor: run with --debug and report it)")
     finally:
         await client.aclose()
     res.requests = client.requests
@@ -449,7 +456,8 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     model = _models(d, col, opts)
     res.model = model
     gpt = bool(model and d.model(model) and d.model(model).gpt_oss)
-    jobs: list = [E.enrich(client, d, model), E.tokenizer_check(client, d, model)]
+    jobs: list = [P.guard(E.enrich(client, d, model), "models.context"),
+                  _tokenizer_guarded(E, client, d, model)]
     ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
     if model and not opts.quick:
         jobs.append(P.run_all(ctx, opts.deep))
@@ -458,6 +466,8 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     progress(f"{where}: {ENGINE_LABELS.get(d.engine, d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)
+    if isinstance(out[0], list):  # enrich() failed inside: its error observation
+        col.extend(out[0])
     if len(out) > 2:
         obs = out[2]
         col.extend(obs)
@@ -495,6 +505,23 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
                 o.evidence.extend(d.config_evidence[k] for k in keys if k in d.config_evidence)
     if opts.quick:
         col.add("probe.chat", "skip", "--quick: behavioural probes skipped")
+
+
+async def _tokenizer_guarded(E, client, d, model):
+    try:
+        return await E.tokenizer_check(client, d, model)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        if _debug():
+            raise
+        return E.TokenizerCheck("error", f"internal error: {type(exc).__name__}: {exc} (a bug in gptoss-doctor)")
+
+
+def _debug() -> bool:
+    import os
+
+    return os.environ.get("GPTOSS_DOCTOR_DEBUG", "") not in ("", "0", "false", "no")
 
 
 def _health(d, col: Collector) -> None:

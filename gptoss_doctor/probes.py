@@ -218,6 +218,8 @@ def summarize_chat_stream(res: StreamResult) -> StreamSummary:
                 if not isinstance(tc, dict):
                     continue
                 idx = tc.get("index", i)
+                if not isinstance(idx, (int, str)) or isinstance(idx, bool):
+                    idx = i
                 acc = s.tool_calls.setdefault(idx, {"name": "", "args": "", "fragments": [], "id": None})
                 fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
                 name = fn.get("name")
@@ -649,5 +651,21 @@ async def run_all(ctx: Ctx, deep: bool) -> list[Obs]:
             out += more
         return out
 
-    results = await asyncio.gather(tool_chain(), *jobs)
+    ids = ["probe.tools.call", "probe.chat", "probe.stream.framing", "probe.responses", "probe.responses.tool_output"]
+    results = await asyncio.gather(*(guard(job, fid) for job, fid in zip([tool_chain(), *jobs], ids)))
     return [o for group in results for o in group]
+
+
+async def guard(job: Any, fid: str) -> list[Obs]:
+    """A bug in a probe (or an answer shape nobody foresaw) becomes an 'error' check, not a crash."""
+    try:
+        return await job
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        import os
+
+        if os.environ.get("GPTOSS_DOCTOR_DEBUG", "") not in ("", "0", "false", "no"):
+            raise
+        return [Obs(fid, "error", f"internal error in this probe: {type(exc).__name__}: {_short(exc, 200)} "
+                                  "(a bug in gptoss-doctor: please report it)")]

@@ -325,3 +325,17 @@ def test_sglang_server_args_are_evidence():
     f = by_id(r)["probe.tools.no_parser"]
     assert "/server_info tool_call_parser = None" in f.evidence
     assert "--tool-call-parser gpt-oss" in f.fix
+
+
+def test_a_probe_bug_is_an_error_check_not_a_crash(monkeypatch):
+    from gptoss_doctor import probes
+
+    async def boom(ctx):
+        raise KeyError("unforeseen")
+
+    monkeypatch.setattr(probes, "chat", boom)
+    with serve("vllm") as srv:
+        r = run_check(srv.url)
+    f = by_id(r)["probe.chat"]
+    assert f.status == "error" and "KeyError" in f.detail
+    assert by_id(r)["probe.tools.call"].status == "pass"  # the other probes still ran

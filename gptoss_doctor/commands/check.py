@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
         targets: Optional[Path] = typer.Option(None, "--targets", help="File with one URL per line ('-' for stdin)."),
         api_key: Optional[str] = typer.Option(None, "--api-key", envvar="OPENAI_API_KEY", show_envvar=True,
                                               help="API key sent as 'Authorization: Bearer' (never printed)."),
-        timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds allowed per request."),
+        timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds allowed per request (discovery requests: at most 10)."),
         model: Optional[str] = typer.Option(None, "--model", help="Served model to probe (default: the first gpt-oss)."),
         model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="Local model folder: check its generation_config.json."),
         quick: bool = typer.Option(False, "--quick", help="Discovery only: skip the behavioural probes."),
