@@ -35,9 +35,11 @@ class Hub:
     def __init__(self, base: Path):
         self.base = base
         self.old, self.new = make_repo(base / "mirrors")
+        self.old120, self.new120 = make_repo(base / "mirrors", "openai/gpt-oss-120b")
         self.olah = Olah(base, base / "mirrors").start()
         self.proxy = FaultProxy(self.olah.port).start()
         seed_cache(base / "seed-hf" / "hub", self.olah.url, self.old, FILES)
+        seed_cache(base / "seed-hf-120b" / "hub", self.olah.url, self.old120, FILES, repo_id="openai/gpt-oss-120b")
         seed_folder(base / "seed-folder" / "gpt-oss-20b", self.olah.url, self.old, FILES)
 
     def stop(self):
@@ -148,6 +150,19 @@ def test_json_document(env, hub):
     assert status["generation_config.json"] == "stale" and status["chat_template.jinja"] == "stale"
     assert status["config.json"] == "up-to-date" and status[WEIGHT] == "weight"
     assert m["eos_token_id"]["added"] == [200012] and "adds 200012 <|call|>" in m["eos_token_id"]["text"]
+
+
+def test_every_gpt_oss_repo_in_the_cache(env, hub):
+    shutil.copytree(hub.base / "seed-hf-120b" / "hub" / "models--openai--gpt-oss-120b",
+                    Path(env["HF_HOME"]) / "hub" / "models--openai--gpt-oss-120b", symlinks=True)
+    r = run(env, "--yes", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert sorted(m["repo_id"] for m in doc["models"]) == ["openai/gpt-oss-120b", "openai/gpt-oss-20b"]
+    assert all(m["applied"] for m in doc["models"])
+    root120 = Path(env["HF_HOME"]) / "hub" / "models--openai--gpt-oss-120b"
+    assert resolved_eos(root120) == NEW_GEN["eos_token_id"] and resolved_eos(cache_root(env)) == NEW_GEN["eos_token_id"]
+    assert (root120 / "refs" / "main").read_text() == hub.new120
 
 
 def test_no_tty_without_yes_changes_nothing(env):

@@ -58,6 +58,8 @@ def make_repo(mirrors: Path, repo_id: str = REPO_ID) -> tuple[str, str]:
         "model.safetensors.index.json": dump({"weight_map": {"x": WEIGHT}}),
         "README.md": "# gpt-oss-20b\n",
     }
+    if repo_id.endswith("120b"):
+        files["config.json"] = dump(dict(CONFIG, num_hidden_layers=36, num_local_experts=128))
     for k, v in files.items():
         (repo / k).write_text(v)
     (repo / WEIGHT).write_bytes(WEIGHT_BYTES)
