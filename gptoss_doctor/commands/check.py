@@ -123,9 +123,18 @@ def register(app: typer.Typer) -> None:
                 # details on every line; evidence of passing checks only with --verbose
                 findings = [Finding(**{k: C.redact(v, secrets) for k, v in f.to_json().items()}) for f in r.checks]
                 if not verbose:
+                    seen: dict = {}
                     for f in findings:
                         if f.status in ("pass", "skip"):
                             f.evidence = []
+                        elif f.fix or f.references:
+                            # one root cause often fails several checks: print its fix and links once
+                            key = (f.fix, tuple(f.references[:3]))
+                            if key in seen:
+                                f.fix, f.references = f"as for '{seen[key]}' above", []
+                                f.evidence = [e for e in f.evidence if not e.startswith("matched: ")]
+                            else:
+                                seen[key] = f.title
                 render_findings(out, findings, heading=C.redact(C.heading(r), secrets), verbose=True)
                 if r.models and len(r.models) > 1:
                     out.detail("models: " + ", ".join(m.id for m in r.models[:8]), indent=2)
