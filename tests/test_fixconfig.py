@@ -536,6 +536,33 @@ def test_read_only_cache(env):
         os.chmod(root / "snapshots", 0o755)
 
 
+def test_real_full_filesystem(env, folder, tmp_path):
+    """A full tmpfs (root only): one line, exit 2, nothing changed."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("needs root to mount a small tmpfs")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount tmpfs here")
+    try:
+        dst = mnt / "gpt-oss-20b"
+        shutil.copytree(folder, dst, symlinks=True)
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        r = run(env, str(dst), "--yes")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "disk" in one_error_line(r.stderr)
+        assert folder_state(dst) == "old" and not (dst / ".cache" / "gptoss-doctor" / "journal.json").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 def test_disk_full_before_changes(env, folder, monkeypatch):
     """In-process: too little free space is refused before anything is written."""
     from collections import namedtuple
