@@ -37,6 +37,7 @@ HARMONY_ERROR_RE = re.compile(
 HARMONY_TOKEN_LEAK_RE = re.compile(r"<\||\|>|\bto=|\bfunctions\.|\bcommentary\b|\s")
 NO_REASONING_FIELD = ("tgi",)  # these never return a reasoning field: missing reasoning is only a warning
 NO_RESPONSES_API = ("tgi",)  # no /v1/responses by design
+NO_REASONING_EVENTS = ("lmdeploy",)  # its Responses stream has no reasoning events (server_apis.md section 6)
 UNEXPECTED_TOKEN_RE = re.compile(r"Unexpected token (\d+) while expecting start token 200006")
 
 
@@ -538,6 +539,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     types: list[str] = []
     fc_items: list[dict] = []
     fc_args: list[str] = []
+    deltas: dict[str, list[str]] = {}
     errors: list[str] = []
     bad = 0
     for ev in res.events:
@@ -558,6 +560,9 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
             fc_items.append(item)
         if t == "response.function_call_arguments.done" and isinstance(obj.get("arguments"), str):
             fc_args.append(obj["arguments"])
+        if t == "response.function_call_arguments.delta" and isinstance(obj.get("delta"), str):
+            key = str(obj.get("item_id") or obj.get("output_index") or 0)
+            deltas.setdefault(key, []).append(obj["delta"])
         if t == "response.completed" and isinstance(obj.get("response"), dict):
             for it in obj["response"].get("output") or []:
                 if isinstance(it, dict) and it.get("type") == "function_call":
@@ -589,9 +594,20 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
             obs.append(name_obs(str(name), "Responses API"))
     elif not errors:
         obs.append(Obs("probe.responses.function_call", "fail", f"{what}: no function_call item for a tool request", evidence))
+    if deltas and fc_args:
+        frags = next(iter(deltas.values()))
+        joined = "".join(frags)
+        if joined != fc_args[0] and duplicated(frags, joined, fc_args[0]):
+            obs.append(Obs("probe.tools.stream_duplicated", "fail",
+                           f"Responses API: argument deltas are duplicated: {_short(joined, 120)!r}",
+                           [f"deltas joined: {_short(joined, 200)}", f"arguments.done: {_short(fc_args[0], 200)}"]))
+        elif joined == fc_args[0]:
+            obs.append(Obs("probe.tools.stream_duplicated", "pass", "Responses API argument deltas add up"))
     reasoning = [t for t in types if "reasoning" in t]
     if reasoning:
         obs.append(Obs("probe.responses.reasoning", "pass", f"reasoning events: {', '.join(dict.fromkeys(reasoning))}"))
+    elif not errors and ctx.engine in NO_REASONING_EVENTS:
+        obs.append(Obs("probe.responses.reasoning", "skip", f"{ctx.engine} streams no reasoning events (by design)"))
     elif not errors:
         obs.append(Obs("probe.responses.reasoning", "warn", f"{what}: no reasoning events in the stream", evidence))
     if bad:
