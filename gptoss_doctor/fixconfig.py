@@ -89,9 +89,54 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+# When run as root on a copy owned by someone else (sudo), everything created inside it is given to
+# the copy's owner, so that user can still update or delete it later. Set per model by ``owned_by``.
+_OWNER: Optional[tuple[int, int]] = None
+
+
+@contextmanager
+def owned_by(root: Path) -> Iterator[None]:
+    global _OWNER
+    prev = _OWNER
+    try:
+        st = root.stat()
+        _OWNER = (st.st_uid, st.st_gid) if os.geteuid() == 0 and (st.st_uid, st.st_gid) != (0, 0) else None
+    except (OSError, AttributeError):
+        _OWNER = None
+    try:
+        yield
+    finally:
+        _OWNER = prev
+
+
+def _adopt(path: Path) -> None:
+    if _OWNER is not None:
+        try:
+            os.lchown(path, *_OWNER)
+        except OSError:
+            pass
+
+
+def mkdirs(path: Path) -> None:
+    """``mkdir -p`` that hands each new folder to the copy's owner."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
+        _adopt(d)
+
+
 def write_durable(path: Path, data: bytes, mode: Optional[int] = None) -> None:
     """Write ``path`` via a temp file in the same folder + fsync + os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    mkdirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as f:
@@ -100,6 +145,7 @@ def write_durable(path: Path, data: bytes, mode: Optional[int] = None) -> None:
             os.fsync(f.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        _adopt(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -321,8 +367,9 @@ def locked(model: hf.LocalModel) -> Iterator[None]:
     import fcntl
 
     try:
-        model.state_dir.mkdir(parents=True, exist_ok=True)
+        mkdirs(model.state_dir)
         fh = open(model.state_dir / "lock", "a+")
+        _adopt(model.state_dir / "lock")
     except PermissionError as exc:
         raise UsageError(f"{model.root} is read-only: cannot refresh files there", hint="nothing was changed") from exc
     try:
@@ -354,7 +401,7 @@ def run_journal(model: hf.LocalModel, journal: dict) -> None:
             if op["kind"] == "replace":
                 staged = root / op["staged"]
                 if os.path.lexists(staged):
-                    target.parent.mkdir(parents=True, exist_ok=True)
+                    mkdirs(target.parent)
                     os.replace(staged, target)
                     _fsync_dir(target.parent)
             elif op["kind"] == "delete":
@@ -385,7 +432,7 @@ def recover(model: hf.LocalModel, dry_run: bool) -> Optional[str]:
         raise DoctorError(f"unreadable fix-config journal {jp}: {exc}", hint="inspect it, then delete it") from exc
     if dry_run:
         return f"pending:{journal.get('id')}"
-    with locked(model):
+    with owned_by(model.root), locked(model):
         if jp.exists():
             run_journal(model, journal)
     return str(journal.get("id"))
@@ -439,7 +486,7 @@ def apply(rep: ModelReport, force: bool = False) -> None:
     updates = rep.to_update(force)
     needed = sum(len(rep.new_content.get(s.relpath, b"")) for s in updates)
     _check_writable(model, needed)
-    with locked(model):
+    with owned_by(model.root), locked(model):
         _apply_locked(rep, updates)
 
 
@@ -553,10 +600,11 @@ def _stage_cache(rep: ModelReport, updates: list[hf.FileStatus], staging: Path, 
         if target.is_symlink() and os.readlink(target) == link_text:
             return
         staged = staging / "links" / rel
-        staged.parent.mkdir(parents=True, exist_ok=True)
+        mkdirs(staged.parent)
         if os.path.lexists(staged):
             os.unlink(staged)
         os.symlink(link_text, staged)
+        _adopt(staged)
         link_ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, target)})
 
     def link_text_for(rel: str, etag: str) -> str:
@@ -590,7 +638,7 @@ def _stage_cache(rep: ModelReport, updates: list[hf.FileStatus], staging: Path, 
                 tgt = hf.safe_target(new_snap, rel)
                 if not tgt.exists():
                     staged = staging / "links" / rel
-                    staged.parent.mkdir(parents=True, exist_ok=True)
+                    mkdirs(staged.parent)
                     os.link(src, staged)
                     link_ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, tgt)})
     ops.extend(link_ops)
@@ -672,10 +720,11 @@ def _restore_locked(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
                 if e.get("existed"):
                     if chosen.get("kind") == "cache" and e.get("old_link"):
                         staged = staging / "links" / e["path"]
-                        staged.parent.mkdir(parents=True, exist_ok=True)
+                        mkdirs(staged.parent)
                         if os.path.lexists(staged):
                             os.unlink(staged)
                         os.symlink(e["old_link"], staged)
+                        _adopt(staged)
                     else:
                         staged = staging / "files" / e["path"]
                         _stage_file(staged, (bdir / e["backup"]).read_bytes(), e.get("mode"))
@@ -700,5 +749,5 @@ def _restore_locked(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
 
 
 def restore(model: hf.LocalModel, backup_id: Optional[str]) -> dict:
-    with locked(model):
+    with owned_by(model.root), locked(model):
         return _restore_locked(model, backup_id)

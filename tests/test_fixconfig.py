@@ -294,6 +294,23 @@ def test_folder_apply_keeps_mode_backs_up_and_restores(env, folder):
     assert folder_state(folder) == "old" and (folder / "generation_config.json").read_bytes() == old_gen
 
 
+def _owners(top: Path) -> set:
+    return {(p.lstat().st_uid, p.lstat().st_gid) for p in [top, *top.rglob("*")]}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand files to another user")
+def test_run_as_root_keeps_the_owner(env, folder, hub):
+    for p in [folder, *folder.rglob("*")]:
+        os.lchown(p, 65534, 65534)
+    assert run(env, str(folder), "--yes").returncode == 0 and folder_state(folder) == "new"
+    assert _owners(folder) == {(65534, 65534)}
+    root = cache_root(env)
+    for p in [root, *root.rglob("*")]:
+        os.lchown(p, 65534, 65534)
+    assert run(env, "--yes").returncode == 0 and resolved_eos(root) == NEW_GEN["eos_token_id"]
+    assert _owners(root) == {(65534, 65534)}
+
+
 def test_folder_without_hf_metadata_identified_by_config(env, folder, tmp_path):
     plain = tmp_path / "mymodel"
     plain.mkdir()
