@@ -196,6 +196,12 @@ def test_apply_cache_then_loaders_see_new_eos(env, hub):
     p = hf_hub_download(REPO_ID, "generation_config.json", cache_dir=str(root.parent), local_files_only=True)
     assert json.loads(Path(p).read_text())["eos_token_id"] == [200002, 199999, 200012]
     assert "fixed template" in Path(try_to_load_from_cache(REPO_ID, "chat_template.jinja", cache_dir=str(root.parent))).read_text()
+    # vLLM fetches weights with snapshot_download(local_files_only=HF_HUB_OFFLINE): the new snapshot is complete
+    from huggingface_hub import snapshot_download
+
+    snap = Path(snapshot_download(REPO_ID, cache_dir=str(root.parent), local_files_only=True,
+                                  allow_patterns=["*.json", "*.safetensors"]))
+    assert snap.name == hub.new and (snap / WEIGHT).is_file()
     # idempotent
     r2 = run(env)
     assert r2.returncode == 0 and "up to date with the Hub" in r2.stdout
