@@ -168,7 +168,7 @@ class TargetResult:
             "engine": {"name": self.engine, "version": self.version, "evidence": self.engine_evidence},
             "models": [m.to_json() for m in self.models], "model": self.model,
             "checks": [f.to_json() for f in self.checks], "summary": summarize(self.checks),
-            "requests": self.requests, "seconds": round(self.seconds, 3),
+            "requests": self.requests, "seconds": round(self.seconds, 3), "notes": self.notes,
         }
 
 
@@ -187,6 +187,7 @@ def normalize_url(raw: str) -> tuple[str, list[str]]:
     """A base URL from user input; notes say what was assumed. Malformed -> UsageError."""
     notes: list[str] = []
     s = raw.strip()
+    raw = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@\s]*@", r"\1***@", s)  # what messages may show
     if not s or any(c.isspace() for c in s):
         raise UsageError(f"malformed URL {raw!r}", hint="use http://HOST:PORT")
     if "://" not in s:
@@ -421,7 +422,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
         kind = r.error if r is not None else "other"
         fid = {"dns": "reach.dns", "refused": "reach.refused", "tls": "reach.tls", "timeout": "reach.timeout",
                "reset": "reach.reset"}.get(kind, "reach.refused" if kind == "connect" else "reach.reset")
-        col.add(fid, "fail", r.error_message if r is not None else "no answer", [f"GET {client.base_url}/v1/models"])
+        col.add(fid, "fail", r.error_message if r is not None else "no answer", [f"GET {where}/v1/models"])
         res.llm_server = False
         return
     if d.redirect_to:

@@ -126,3 +126,16 @@ def test_tokenizer_without_harmony_specials_fails(capsys):
     f = checks(doc)["tokenizer.special_tokens"]
     assert code == 1 and f["status"] == "fail"
     assert "200006" in f["detail"] and f["fix"]
+
+
+def test_url_password_never_printed(capsys):
+    port = closed_port()
+    with pytest.raises(SystemExit) as exc:
+        main(["check", f"http://user:pw-SECRET-9@127.0.0.1:{port}"])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 3
+    assert "pw-SECRET-9" not in out + err
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "user:pw-SECRET-9@host:notaport"])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2 and "pw-SECRET-9" not in out + err

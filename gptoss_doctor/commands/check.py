@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
         markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a GitHub issue (secrets redacted)."),
         strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
         concurrency: int = typer.Option(4, "--concurrency", min=1, max=64, help="Targets checked at the same time."),
-        verbose: bool = typer.Option(False, "--verbose", "-v", help="Show details of passing checks too."),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the evidence of passing checks too."),
     ) -> None:
         from gptoss_doctor.cli import run_command
 
