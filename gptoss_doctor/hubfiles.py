@@ -327,7 +327,8 @@ def inventory(model: LocalModel) -> dict[str, LocalFile]:
             if p.is_symlink():
                 target = Path(os.path.normpath(p.parent / os.readlink(p)))
                 limit = Path(os.path.normpath(model.root if model.kind == "cache" else d))
-                if not inside(limit, target):
+                real = Path(os.path.realpath(p))  # a chain of links must end inside too
+                if not inside(limit, target) or not inside(Path(os.path.realpath(limit)), real):
                     lf.problem = "symlink leading out of the model folder (not followed, not touched)"
                     result[rel] = lf
                     continue

@@ -365,6 +365,10 @@ def test_symlink_out_of_folder_not_followed(env, folder, tmp_path):
     outside.write_text("mine")
     (folder / "chat_template.jinja").unlink()
     os.symlink(outside, folder / "chat_template.jinja")
+    os.symlink(outside, folder / "hop")  # a chain that hops out: extra.lnk -> hop -> outside
+    os.symlink("hop", folder / "extra.lnk")
+    r = run(env, str(folder), "--dry-run")
+    assert r.stdout.count("symlink leading out of the model folder") == 3, r.stdout  # chat_template.jinja, hop, extra.lnk
     r = run(env, str(folder), "--yes")
     assert "symlink leading out of the model folder" in r.stdout
     assert outside.read_text() == "mine" and (folder / "chat_template.jinja").is_symlink()
