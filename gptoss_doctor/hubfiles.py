@@ -397,6 +397,7 @@ def _token_values() -> list[str]:
 def redact(text: str) -> str:
     for tok in _token_values():
         text = text.replace(tok, "***")
+    text = re.sub(r"//[^/@\s]*@", "//***@", text)
     return re.sub(r"(?i)(bearer\s+)[A-Za-z0-9_\-.]+", r"\1***", text)
 
 
@@ -406,7 +407,7 @@ def hub_error(exc: BaseException, repo_id: str, revision: str) -> BaseException:
         return exc
     names = {cls.__name__ for cls in type(exc).__mro__}
     first = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    endpoint = hub_endpoint()
+    endpoint = re.sub(r"//[^/@]*@", "//***@", hub_endpoint())  # never show credentials embedded in HF_ENDPOINT
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if "OfflineModeIsEnabled" in names or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         return UnreachableError(

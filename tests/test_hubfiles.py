@@ -156,6 +156,7 @@ def test_hub_error_mapping(monkeypatch):
     e = hf.hub_error(_exc("HfHubHTTPError", 401, msg="bad hf_abcdefSECRET Bearer hf_abcdefSECRET"), "r", "main")
     assert isinstance(e, AuthError) and "rejected" in e.message and "SECRET" not in e.message
     assert "SECRET" not in hf.redact("token hf_abcdefSECRET / Authorization: Bearer hf_zzz")
+    assert hf.redact("http://user:pw@mirror/x") == "http://***@mirror/x"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert isinstance(hf.hub_error(_exc("OfflineModeIsEnabled"), "r", "main"), UnreachableError)
 
