@@ -267,6 +267,7 @@ class ModelReport:
             "repo_source": m.repo_source,
             "local_commit": m.commit,
             "ref": m.ref,
+            "endpoint": hf.redact(hf.hub_endpoint()),
             "revision": self.remote.revision if self.remote else None,
             "hub_commit": self.remote.commit if self.remote else None,
             "files": [

@@ -190,7 +190,11 @@ def _render(out, rep) -> None:
             out.mark("info", f"finished an interrupted fix-config ({rep.recovered})", indent=2)
     local = f"snapshot {_short(m.commit)}" + (f" (refs/{m.ref})" if m.ref else "") if m.kind == "cache" else (
         f"downloaded at {_short(m.commit)}" if m.commit else "plain folder")
-    out.detail(f"local: {local}   Hub: {rep.remote.revision} = {_short(rep.remote.commit)}   repo from {m.repo_source}", indent=2)
+    from gptoss_doctor.hubfiles import hub_endpoint, redact
+
+    ep = hub_endpoint()
+    hub = "Hub" if ep == "https://huggingface.co" else f"Hub ({redact(ep)})"
+    out.detail(f"local: {local}   {hub}: {rep.remote.revision} = {_short(rep.remote.commit)}   repo from {m.repo_source}", indent=2)
     for note in m.notes:
         out.detail("note: " + note, indent=2)
     width = max((len(s.relpath) for s in rep.statuses), default=10)
