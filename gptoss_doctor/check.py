@@ -495,6 +495,10 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
         tok.status, tok.detail = "skip", f"not judged, the engine is unhealthy ({tok.detail})"
     if gpt or tok.status in ("pass", "fail"):
         col.add("tokenizer.special_tokens", tok.status, tok.detail, tok.evidence)
+    if d.backends:
+        res.engine_evidence.append("backend: " + "; ".join(d.backends[:3]))
+        for o in col.obs.get("engine.identified", []):
+            o.detail += " in front of " + "; ".join(d.backends[:3]) + " (check that backend directly too)"
     _models_context(d, col, model)
     _eos(d, col, opts, model, gpt, E)
     for fid, keys in (("probe.reasoning", ("reasoning_parser",)), ("probe.harmony_leak", ("reasoning_parser",)),

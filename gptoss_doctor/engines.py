@@ -84,6 +84,7 @@ class Discovery:
     # tokenizer's single EOS), "stop_strings" (configured stop strings: extra, not the EOS set)
     stop_sources: list[tuple[str, str, list[int]]] = field(default_factory=list)
     config_evidence: dict[str, str] = field(default_factory=dict)  # engine settings relevant to findings
+    backends: list[str] = field(default_factory=list)  # a proxy's upstream servers (LiteLLM)
     eos_notes: list[str] = field(default_factory=list)
 
     def model(self, mid: str) -> Optional[ModelInfo]:
@@ -313,6 +314,8 @@ async def enrich(client: Client, d: Discovery, model: Optional[str]) -> None:
         jobs.append(_sglang_model_info(client, d))
     if d.engine == "vllm":
         jobs.append(_vllm_tokenizer_info(client, d))
+    if d.engine == "litellm":
+        jobs.append(_litellm_backends(client, d))
     if d.engine == "llama.cpp":
         props = _obj(d.responses.get("/props")) or {}
         eos = props.get("eos_token")
@@ -377,6 +380,27 @@ async def _sglang_model_info(client: Client, d: Discovery) -> None:
         for m in d.models:
             if is_gpt_oss(m.id, m.root) or len(d.models) == 1:
                 m.gpt_oss = True
+
+
+async def _litellm_backends(client: Client, d: Discovery) -> None:
+    """LiteLLM re-serialises its backend's answers; name the backend so the user can check it directly."""
+    obj = _obj(await client.get("/v1/model/info"))
+    data = obj.get("data") if obj else None
+    if not isinstance(data, list):
+        return
+    for item in data[:5]:
+        params = item.get("litellm_params") if isinstance(item, dict) else None
+        if not isinstance(params, dict):
+            continue
+        model, base = _str(params.get("model")), _str(params.get("api_base"))
+        info = item.get("model_info") if isinstance(item.get("model_info"), dict) else {}
+        name = _str(item.get("model_name"))
+        m = d.model(name) if name else None
+        n = _int(info.get("max_input_tokens"))
+        if m is not None and n and not m.max_model_len:
+            m.max_model_len, m.context_source = n, "/v1/model/info max_input_tokens (LiteLLM's table, not the backend)"
+        if model or base:
+            d.backends.append(f"{name or '?'} -> {model or '?'}" + (f" at {base}" if base else ""))
 
 
 async def _vllm_tokenizer_info(client: Client, d: Discovery) -> None:

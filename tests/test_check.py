@@ -339,3 +339,10 @@ def test_a_probe_bug_is_an_error_check_not_a_crash(monkeypatch):
     f = by_id(r)["probe.chat"]
     assert f.status == "error" and "KeyError" in f.detail
     assert by_id(r)["probe.tools.call"].status == "pass"  # the other probes still ran
+
+
+def test_litellm_names_its_backend():
+    with serve("litellm") as srv:
+        r = run_check(srv.url, quick=True)
+    f = by_id(r)["engine.identified"]
+    assert "in front of" in f.detail and "hosted_vllm" in f.detail
