@@ -83,10 +83,12 @@ def register(app: typer.Typer) -> None:
                 raw += _read_targets(targets)
             if not raw:
                 raise UsageError("no URL given", hint="gptoss-doctor check http://127.0.0.1:8000 (or --targets FILE)")
-            parsed = []
+            parsed, seen = [], set()
             for u in raw:
                 base, notes = C.normalize_url(u)
-                parsed.append((base, notes))
+                if base not in seen:  # the same server twice is checked once
+                    seen.add(base)
+                    parsed.append((base, notes))
             if model_dir is not None and not model_dir.exists():
                 raise UsageError(f"no such folder: {model_dir}")
             opts = C.CheckOptions(api_key=api_key or None, timeout=timeout, model=model,
