@@ -178,3 +178,27 @@ def test_deferred_signals_hold_ctrl_c():
             os.kill(os.getpid(), signal.SIGINT)
             done.append(1)  # still runs: the interrupt waits for the block's end
     assert done == [1]
+
+
+def _cli(*args, env=None):
+    import subprocess
+    import sys
+
+    e = dict(os.environ)
+    e.update(env or {})
+    e["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    return subprocess.run([sys.executable, "-m", "gptoss_doctor", "fix-config", *args], capture_output=True, text=True,
+                          env=e, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_restore_usage(tmp_path):
+    d = tmp_path / "gpt-oss-20b"
+    d.mkdir()
+    r = _cli(str(d), "--restore", "--yes")
+    assert r.returncode == 2 and "nothing to restore" in r.stderr
+    r = _cli(str(d), "--restore", "--dry-run", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["backups"] == []
+    r = _cli(str(d), "--backup", "x")
+    assert r.returncode == 2 and "--restore" in r.stderr
+    r = _cli(str(d), "--yes", "--dry-run")
+    assert r.returncode == 2

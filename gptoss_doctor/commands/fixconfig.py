@@ -251,7 +251,9 @@ def _restore(out, models, backup, yes, dry_run) -> int:
         raise UsageError("--restore needs one model: pass its folder or repo id")
     model = models[0]
     backups = fc.list_backups(model)
-    if dry_run or not backups:
+    if not backups and not dry_run:
+        raise UsageError(f"no fix-config backup for {model.root}: nothing to restore")
+    if dry_run:
         if not out.json_mode:
             out.heading(f"fix-config backups of {model.root}")
             for b in backups:
