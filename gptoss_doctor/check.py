@@ -426,8 +426,8 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
         res.llm_server = False
         return
     if d.redirect_to:
-        col.add("reach.redirect", "fail", f"the server redirects to another host: {d.redirect_to} (not followed; the API key "
-                "was not sent there)", [f"Location: {d.redirect_to}"])
+        col.add("reach.redirect", "fail", f"the server redirects to another host, port or scheme: {d.redirect_to} "
+                "(not followed; the API key was not sent there)", [f"Location: {d.redirect_to}"])
         return
     if not d.llm_server:
         m = d.responses["/v1/models"]

@@ -154,6 +154,8 @@ class Response:
     def describe(self) -> str:
         if self.error:
             return self.error_message or self.error
+        if self.redirect_to:
+            return f"HTTP {self.status}: redirect to {self.redirect_to} (another origin: not followed)"
         return f"HTTP {self.status}" + (f": {self.snippet(160)}" if self.body else "")
 
 
