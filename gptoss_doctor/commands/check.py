@@ -108,6 +108,9 @@ def register(app: typer.Typer) -> None:
             with out.progress("checking …") as update:
                 results = C.run(parsed, opts, progress=update)
             code = C.exit_code(results, strict)
+            if C._KB_CACHE.get("error"):
+                out.note(f"warning: the knowledge base could not be loaded ({C._KB_CACHE['error']}); "
+                         "findings carry no references")
             if json_mode:
                 out.json("check", C.redact(C.payload(results, strict), secrets))
                 return code
