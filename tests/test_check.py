@@ -128,6 +128,8 @@ def test_api_key_required_exit_4_and_accepted_with_key(engine, capsys):
         doc = json.loads(out)
         checks = {c["id"]: c for c in doc["targets"][0]["checks"]}
         assert checks["auth.required"]["status"] == "fail"
+        if engine != "trtllm":  # trtllm-serve has no API key of its own: its 401 cannot be fingerprinted
+            assert doc["targets"][0]["engine"]["name"] == engine
         code, out, _ = cli(srv.url, "--json", "--quick", "--api-key", srv.api_key, capsys=capsys)
         assert code == 0, out
         assert srv.api_key not in out
