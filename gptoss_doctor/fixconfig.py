@@ -611,9 +611,29 @@ def _stage_cache(rep: ModelReport, updates: list[hf.FileStatus], staging: Path, 
     def link_text_for(rel: str, etag: str) -> str:
         return os.path.relpath(root / "blobs" / etag, (new_snap / rel).parent)
 
+    # A cache written without symlinks (HF_HUB_DISABLE_SYMLINKS, Windows): snapshot files are plain files; keep it so.
+    entries_on_disk = [p for p in old_snap.rglob("*") if not p.is_dir()] if old_snap.is_dir() else []
+    plain = bool(entries_on_disk) and not any(p.is_symlink() for p in entries_on_disk)
+
     for st in rep.statuses:
         rel = st.relpath
         lf = st.local
+        if rel in update_names and plain:
+            data = rep.new_content[rel]
+            target = hf.safe_target(new_snap, rel)
+            mode = lf.mode if lf and lf.mode is not None else _default_mode()
+            staged = staging / "files" / rel
+            _stage_file(staged, data, mode)
+            if in_place and lf is not None and lf.exists:
+                write_durable(backup / "files" / rel, rep.old_content.get(rel, b""), lf.mode)
+                entries.append({"path": rel, "existed": True, "backup": "files/" + rel, "mode": lf.mode})
+            elif lf is not None and lf.exists:
+                write_durable(backup / "files" / rel, rep.old_content.get(rel, b""), lf.mode)
+                entries.append({"path": rel, "existed": True, "backup": "files/" + rel})
+            else:
+                entries.append({"path": rel, "existed": False})
+            link_ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, target)})
+            continue
         if rel in update_names:
             data = rep.new_content[rel]
             stage_blob(st.remote.etag, data, lf.mode if lf and lf.mode is not None else None)

@@ -271,6 +271,27 @@ def test_prompt_on_a_terminal(env, folder):
     assert folder_state(folder) == "new"
 
 
+def test_cache_without_symlinks(env, hub):
+    """HF_HUB_DISABLE_SYMLINKS / Windows layout: snapshot files are plain files, blobs/ is empty."""
+    root = cache_root(env)
+    snap = root / "snapshots" / hub.old
+    plain = root.parent / "plain-snap"
+    shutil.copytree(snap, plain, symlinks=False)
+    shutil.rmtree(snap)
+    shutil.rmtree(root / "blobs")
+    (root / "blobs").mkdir()
+    plain.rename(snap)
+    weight_ino = (snap / WEIGHT).stat().st_ino
+    r = run(env, "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    new_snap = root / "snapshots" / hub.new
+    assert resolved_eos(root) == NEW_GEN["eos_token_id"] and snapshot_complete(root)
+    assert not any(p.is_symlink() for p in new_snap.iterdir())  # the layout is kept
+    assert (new_snap / WEIGHT).stat().st_ino == weight_ino  # hard link, not a copy
+    assert run(env, REPO_ID, "--restore", "--yes").returncode == 0
+    assert resolved_eos(root) == OLD_GEN["eos_token_id"]
+
+
 def test_cache_backup_and_restore(env, hub):
     root = cache_root(env)
     assert run(env, REPO_ID, "--yes").returncode == 0
