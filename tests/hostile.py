@@ -161,6 +161,21 @@ def endless_sse(c: Conn) -> None:
         time.sleep(0.001)
 
 
+def endless_line(c: Conn) -> None:
+    """An SSE stream that is one never-ending line (no newline ever)."""
+    if not c.json_body().get("stream"):
+        c.json({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi", "reasoning": "r"},
+                             "finish_reason": "stop"}]})
+        return
+    c.head(200, {"Content-Type": "text/event-stream"})
+    c.sock.sendall(b"data: ")
+    while not c.stopped:
+        try:
+            c.sock.sendall(b"x" * 65536)
+        except OSError:
+            return
+
+
 def gigabyte(c: Conn) -> None:
     """Every path: a 1 GiB body, streamed lazily (never materialised)."""
     c.head(200, {"Content-Type": "application/json"}, 1 << 30)
@@ -264,6 +279,7 @@ BEHAVIOURS: dict[str, Handler] = {
     "reset_always": reset_always,
     "bad_tokenizer": bad_tokenizer,
     "endless_sse": _llm_or(endless_sse),
+    "endless_line": _llm_or(endless_line),
     "gigabyte": gigabyte,
     "gigabyte_chat": _llm_or(gigabyte_chat),
     "invalid_utf8": invalid_utf8,

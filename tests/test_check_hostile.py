@@ -28,6 +28,7 @@ def checks(doc: dict) -> dict:
 # behaviour -> (exit code, finding id that fails or errors, text in its detail)
 CASES = {
     "endless_sse": (1, "probe.stream.framing", "no [DONE] after"),
+    "endless_line": (1, "probe.stream.framing", "longer than"),
     "gigabyte": (3, "reach.not_llm", ""),
     "gigabyte_chat": (1, "probe.chat", "larger than 1024 KiB"),
     "not_object": (3, "reach.not_llm", ""),
