@@ -566,8 +566,11 @@ def _engine(d, col: Collector) -> None:
         col.add("engine.identified", "warn", "engine not recognised (an OpenAI-compatible server of unknown make)")
     else:
         label = ENGINE_LABELS.get(d.engine, d.engine)
-        col.add("engine.identified", "pass", f"{label} {d.version or '(version not exposed)'}", d.engine_evidence[:2])
+        hidden = "(version behind the API key)" if d.auth_status else "(version not exposed)"
+        col.add("engine.identified", "pass", f"{label} {d.version or hidden}", d.engine_evidence[:2])
     status, detail = version_obs(d.engine, d.version)
+    if status == "skip" and d.auth_status and d.engine != "unknown":
+        detail = "the version endpoint needs the API key"
     col.add("engine.version", status, detail)
 
 

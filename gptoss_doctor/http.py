@@ -71,7 +71,9 @@ def classify(exc: BaseException) -> tuple[str, str]:
     chain = _chain(exc)
     text = " | ".join(str(e) for e in chain if str(e)) or type(exc).__name__
     low = text.lower()
-    first = text.splitlines()[0][:300]
+    # the innermost message names the real cause ("[Errno 111] Connect call failed ...")
+    inner = next((str(e) for e in reversed(chain) if str(e)), type(exc).__name__)
+    first = inner.splitlines()[0][:300]
     if isinstance(exc, (asyncio.TimeoutError, httpx.TimeoutException)) or any(
             isinstance(e, (asyncio.TimeoutError, TimeoutError, socket.timeout)) for e in chain):
         return TIMEOUT, "timed out" + (f" ({first})" if str(exc) else "")
