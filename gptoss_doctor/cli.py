@@ -74,6 +74,9 @@ def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) ->
         raise typer.Exit(130)
     except (typer.Exit, typer.Abort):
         raise
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        _silence_stdout()
+        raise typer.Exit(0)
     except Exception as exc:  # the exception-to-message table lives in errors.describe_exception
         if _debug_enabled():
             traceback.print_exc()
@@ -90,6 +93,15 @@ def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) ->
             out.json(command, {"ok": False, "error": {"kind": kind, "message": message, "hint": hint, "exit_code": code}})
         raise typer.Exit(code)
     raise typer.Exit(code or 0)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _register_commands() -> None:
@@ -112,6 +124,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
         app(args=args, prog_name="gptoss-doctor")
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(0)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         # A usage error caught by the parser: keep the --json promise of one document on stdout.

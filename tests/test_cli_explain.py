@@ -178,3 +178,21 @@ def test_no_color_is_honoured(monkeypatch):
     buf = _Tty()
     Output(stdout=buf).mark("pass", "fine")
     assert "\x1b[" not in buf.getvalue() and "✓ fine" in buf.getvalue()
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path):
+    """`gptoss-doctor kb list | head -1` must not print an internal error."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "gptoss_doctor", "kb", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == 0
+    assert "error" not in err and "Traceback" not in err
