@@ -542,7 +542,10 @@ def _health(d, col: Collector) -> None:
         else:
             col.add("health", "fail", f"LiteLLM health: liveliness {lv.describe()}, readiness {rd.describe()}")
         return
-    if h.ok:
+    if h.ok and isinstance(h.json_object(), dict) and "error" in h.json_object():
+        # LM Studio answers unknown routes with HTTP 200 {"error": "Unexpected endpoint or method. (GET /health)"}
+        col.add("health", "skip", f"no health endpoint (GET /health -> {h.snippet(100)})")
+    elif h.ok:
         obj = h.json_object()
         status = obj.get("status") if obj else None
         if isinstance(status, str) and status.lower() not in ("ok", "healthy", "sleeping", "ready", "alive"):
@@ -553,8 +556,8 @@ def _health(d, col: Collector) -> None:
         col.health_failed = True
         col.add("health", "fail", f"GET /health -> {h.describe()}", [h.snippet(200)] if h.body else [],
                 error_text=h.text[:2000])
-    elif h.error:
-        col.add("health", "error", f"GET /health: {h.error_message}")
+    elif h.error:  # e.g. SGLang's /health runs a generation and may be slow under load
+        col.add("health", "warn", f"GET /health: {h.error_message}")
     else:
         col.add("health", "skip", f"no health endpoint (GET /health -> HTTP {h.status})")
 
