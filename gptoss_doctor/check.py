@@ -493,7 +493,13 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     tok = out[1]
     if tok.status == "error" and col.health_failed:
         tok.status, tok.detail = "skip", f"not judged, the engine is unhealthy ({tok.detail})"
-    if gpt or tok.status in ("pass", "fail"):
+    if tok.status == "pass" and not gpt and model and d.model(model):
+        # the name does not say gpt-oss, but the tokenizer is Harmony's: it is a gpt-oss checkpoint
+        d.model(model).gpt_oss = True
+        col.obs.pop("models.gpt_oss", None)
+        col.add("models.gpt_oss", "pass", f"{model} has the Harmony tokenizer (gpt-oss under another name)")
+        gpt = True
+    if gpt or tok.status == "pass":
         col.add("tokenizer.special_tokens", tok.status, tok.detail, tok.evidence)
     if d.backends:
         res.engine_evidence.append("backend: " + "; ".join(d.backends[:3]))

@@ -348,3 +348,10 @@ def test_litellm_names_its_backend():
         r = run_check(srv.url, quick=True)
     f = by_id(r)["engine.identified"]
     assert "in front of" in f.detail and "hosted_vllm" in f.detail
+
+
+def test_gpt_oss_under_another_name_is_recognised_by_its_tokenizer():
+    with serve("vllm", model="my-company/assistant-v2") as srv:
+        r = run_check(srv.url, quick=True)
+    assert by_id(r)["models.gpt_oss"].status == "pass"
+    assert r.models[0].gpt_oss is True
