@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from typing import Callable, Optional
 
 import typer
@@ -79,6 +78,8 @@ def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) ->
         raise typer.Exit(0)
     except Exception as exc:  # the exception-to-message table lives in errors.describe_exception
         if _debug_enabled():
+            import traceback
+
             traceback.print_exc()
         err = describe_exception(exc)
         if err is None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from gptoss_doctor import matching, parsing
-from gptoss_doctor.parsing import Parsed
+from gptoss_doctor.parsing import Parsed, _Lazy
 from gptoss_doctor.tokens import TokenInfo, decode_ids
 
 ORIGINS = ("server", "client", "proxy", "model-files", "hardware", "unknown")
@@ -16,12 +16,12 @@ ENGINE_NAMES = {
     "lmstudio": "LM Studio", "litellm": "the litellm proxy", "trtllm": "TensorRT-LLM", "tgi": "TGI",
     "transformers": "transformers", "mlx": "MLX",
 }
-SERVER_PATH_RE = re.compile(r"vllm/|sglang/|lmdeploy/|tensorrt_llm/|text_generation_server/|transformers/commands/|mlx_lm/")
-HARDWARE_RE = re.compile(
+SERVER_PATH_RE = _Lazy(r"vllm/|sglang/|lmdeploy/|tensorrt_llm/|text_generation_server/|transformers/commands/|mlx_lm/")
+HARDWARE_RE = _Lazy(
     r"CUDA error|CUDA out of memory|no kernel image is available|compute capability|Minimum capability|"
     r"Sinks are only supported|FlashInfer requires sm|FlashAttention|not supported for the current GPU|"
     r"sink setting not supported|out of memory|NCCL error|cudaErrorNoKernelImageForDevice", re.I)
-MODEL_FILES_RE = re.compile(r"generation_config\.json|chat_template|tokenizer_config\.json|\.gguf\b|template: :\d+:\d+", re.I)
+MODEL_FILES_RE = _Lazy(r"generation_config\.json|chat_template|tokenizer_config\.json|\.gguf\b|template: :\d+:\d+", re.I)
 
 
 @dataclass

@@ -22,8 +22,8 @@ ENGINES = (
     "transformers", "mlx", "harmony", "openai-sdk", "client", "any",
 )
 ORIGINS = ("server", "client", "proxy", "model-files", "hardware")
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
-URL_RE = re.compile(r"^https://[^\s]+$")
+ID_RE = r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$"
+URL_RE = r"^https://[^\s]+$"
 
 REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
 OPTIONAL = ("versions", "related")
@@ -128,7 +128,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
     if errs:
         return errs
     eid = raw["id"]
-    if not isinstance(eid, str) or not ID_RE.match(eid):
+    if not isinstance(eid, str) or not re.match(ID_RE, eid):
         errs.append(f"{where}: id must be lower-case kebab-case")
     elif path != "?" and Path(path).stem != eid:
         errs.append(f"{where}: file name must be '{eid}.yaml'")
@@ -193,7 +193,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         errs.append(f"{where}: 'references' must be a non-empty list")
     else:
         for ref in refs:
-            if not isinstance(ref, dict) or not isinstance(ref.get("url"), str) or not URL_RE.match(ref["url"]):
+            if not isinstance(ref, dict) or not isinstance(ref.get("url"), str) or not re.match(URL_RE, ref["url"]):
                 errs.append(f"{where}: each reference needs an https 'url'")
             elif set(ref) - {"url", "title"}:
                 errs.append(f"{where}: a reference takes only 'url' and 'title'")
