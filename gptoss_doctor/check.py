@@ -435,6 +435,9 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
         ev = [f"GET /v1/models -> {m.describe()}"[:200]]
         if root.answered:
             ev.append(f"GET / -> HTTP {root.status} {root.content_type or ''} {root.snippet(80)}"[:200])
+        server = next((x.headers.get("server") for x in d.responses.values() if x.headers.get("server")), None)
+        if server:
+            ev.append(f"Server: {server[:80]}")
         col.add("reach.not_llm", "fail", "the URL answers HTTP but not as an OpenAI-compatible LLM server "
                 "(no JSON model list at /v1/models)", ev)
         return
