@@ -11,7 +11,7 @@ import pytest
 from gptoss_doctor import check as C
 from gptoss_doctor import kb
 from gptoss_doctor.cli import main
-from tests.emulators import ALL_ENGINES, ENGINES, serve
+from tests.emulators import ENGINES, serve
 from tests.hostile import closed_port
 
 NO_VERSION = {"lmdeploy", "lmstudio"}  # these expose no version over HTTP (server_apis.md sections 6, 7)

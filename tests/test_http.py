@@ -6,7 +6,6 @@ import asyncio
 import socket
 import time
 
-import pytest
 
 from gptoss_doctor import http as H
 from tests.hostile import closed_port, hostile, recorder, redirecting
