@@ -1,0 +1,89 @@
+"""The knowledge base: schema, coverage, safe loading, and the JSON cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gptoss_doctor import kb
+from gptoss_doctor.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_shipped_knowledge_base_is_valid_and_broad():
+    entries, errs = kb.validate_dir(ROOT / "knowledge")
+    assert errs == []
+    assert len(entries) >= 45
+    engines = {e for entry in entries for e in entry.engines}
+    for needed in ("vllm", "sglang", "lmdeploy", "llama.cpp", "ollama", "lmstudio", "trtllm", "litellm", "harmony",
+                   "client"):
+        assert needed in engines, needed
+    origins = {e.origin for e in entries}
+    assert origins == {"server", "client", "proxy", "model-files", "hardware"}
+    assert all(e.references and all(r["url"].startswith("https://") for r in e.references) for e in entries)
+    assert any("vocab" in e.id for e in entries)
+
+
+def test_every_finding_id_check_emits_is_known_to_some_entry():
+    from gptoss_doctor.finding_ids import FINDING_IDS
+
+    named = {f for e in kb.load() for f in e.findings}
+    assert named <= set(FINDING_IDS)
+    for fid in ("probe.harmony_error", "eos.call_token", "probe.tools.stream_duplicated", "probe.harmony_leak",
+                "probe.tools.no_parser", "probe.reasoning", "probe.flattened_channels"):
+        assert fid in named, fid
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda d: d.pop("references"), "missing 'references'"),
+    (lambda d: d.update(origin="gpu"), "origin must be one of"),
+    (lambda d: d.update(engines=["vllm", "nginx"]), "unknown engine 'nginx'"),
+    (lambda d: d["signatures"].update(patterns=["(unclosed"]), "bad pattern"),
+    (lambda d: d["signatures"].update(token_ids=[300000]), "token_ids"),
+    (lambda d: d["signatures"].update(findings=["probe.nonexistent"]), "unknown finding id"),
+    (lambda d: d.update(references=[{"url": "http://insecure.example"}]), "https"),
+    (lambda d: d.update(fixes=[{"command": "x"}]), "each fix needs 'step'"),
+    (lambda d: d.update(extra="x"), "unknown key 'extra'"),
+])
+def test_schema_problems_are_reported(mutate, needle):
+    raw = kb.get("stale-generation-config-call-token").to_json()
+    raw["signatures"] = {k: v for k, v in raw["signatures"].items() if v}
+    mutate(raw)
+    errs = kb.validate_raw(raw, "stale-generation-config-call-token.yaml")
+    assert any(needle in e for e in errs), errs
+
+
+def test_unsafe_yaml_is_refused(tmp_path):
+    (tmp_path / "x.yaml").write_text("!!python/object/apply:os.system ['touch /tmp/pwned-by-kb']\n")
+    with pytest.raises(UsageError):
+        kb.validate_dir(tmp_path)
+    assert not os.path.exists("/tmp/pwned-by-kb")
+
+
+def test_cache_is_used_and_refreshed_when_an_entry_changes(tmp_path, monkeypatch):
+    folder = tmp_path / "knowledge"
+    shutil.copytree(ROOT / "knowledge", folder)
+    monkeypatch.setenv("GPTOSS_DOCTOR_KNOWLEDGE", str(folder))
+    first = kb.load(folder)
+    cache_files = list((Path(os.environ["XDG_CACHE_HOME"]) / "gptoss-doctor").glob("kb-*.json"))
+    assert len(cache_files) == 1
+    kb._LOADED.clear()
+    assert [e.id for e in kb.load(folder)] == [e.id for e in first]
+    path = folder / "stale-generation-config-call-token.yaml"
+    path.write_text(path.read_text().replace('title: "Stale', 'title: "Edited stale'))
+    kb._LOADED.clear()
+    edited = kb.get("stale-generation-config-call-token", kb.load(folder))
+    assert edited.title.startswith("Edited stale")
+
+
+def test_unwritable_cache_still_loads(tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    (ro / "gptoss-doctor").write_text("not a folder")  # mkdir of the cache folder fails
+    monkeypatch.setenv("XDG_CACHE_HOME", str(ro))
+    kb._LOADED.clear()
+    assert len(kb.load(ROOT / "knowledge")) >= 45
