@@ -280,6 +280,9 @@ def _kb_entries() -> list:
 HARMONY_USERS = ("vllm", "sglang", "lmdeploy", "trtllm")
 # symptoms whose engine-specific KB entry carries a better fix than the generic built-in one
 KB_FIX_FIRST = {"probe.tools.stream_duplicated", "probe.flattened_channels", "probe.tools.no_parser"}
+# ... unless the built-in fix names the engine's own flag
+OWN_FIX = {"probe.tools.no_parser": ("vllm", "sglang", "llama.cpp", "lmdeploy"),
+           "probe.flattened_channels": ("vllm", "sglang", "llama.cpp", "lmdeploy")}
 SYMPTOM_IDS = {"probe.tools.stream_duplicated", "probe.tools.name_leak", "probe.flattened_channels", "probe.harmony_leak",
                "probe.tools.no_parser", "probe.tools.invalid_json", "eos.local_generation_config", "eos.call_token",
                "eos.end_token", "eos.return_token", "probe.harmony_error", "probe.stream.error_chunk"}
@@ -349,7 +352,8 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
     high = next((m.entry for m in matches if m.confidence == "high"), None)
     kb_fix = lambda e: e.fix_lines()[0] if e.fix_lines() else ""  # noqa: E731
     applicable = [e for e in chosen if _engine_ok(e, engine)]
-    exact = [e for e in named_engine if engine in e.engines] if fid in KB_FIX_FIRST else []
+    exact = [e for e in named_engine if engine in e.engines] \
+        if fid in KB_FIX_FIRST and engine not in OWN_FIX.get(fid, ()) else []
     f.fix = (kb_fix(high) if high else "") or (kb_fix(exact[0]) if exact else "") or fix or \
         builtin_fix(fid, engine, target) or (kb_fix(applicable[0]) if applicable else "")
     return f

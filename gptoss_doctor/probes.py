@@ -344,7 +344,7 @@ async def tools(ctx: Ctx) -> ToolResult:
     if not r.ok:
         obs = http_failure("probe.tools.call", "tool call", r)
         text = error_message(r.json(), r.text)
-        if re.search(r"tool.{0,40}parser|auto.?tool.?choice|tool_choice", text, re.I):
+        if re.search(r"tool.{0,40}parser|auto.?tool.?choice|tool_choice|--jinja", text, re.I):
             obs.append(Obs("probe.tools.no_parser", "fail", "the server has no tool parser enabled for this model",
                            [_short(text, 300)], error_text=text))
         m = UNEXPECTED_TOKEN_RE.search(text)

@@ -275,7 +275,22 @@ def reset_always(c: Conn) -> None:
     c.reset()
 
 
+def llama_no_jinja(c: Conn) -> None:
+    """llama-server started without --jinja: requests with tools fail (HTTP 500)."""
+    if c.path == "/v1/models":
+        c.json({"object": "list", "data": [{"id": "gpt-oss-20b", "object": "model", "owned_by": "llamacpp",
+                                            "meta": {"n_ctx_train": 131072}}]})
+    elif c.path == "/v1/chat/completions" and c.json_body().get("tools"):
+        c.json({"error": {"code": 500, "message": "tools param requires --jinja flag", "type": "server_error"}}, 500)
+    elif c.path == "/v1/chat/completions":
+        c.json({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello!", "reasoning_content": "r"},
+                             "finish_reason": "stop"}]})
+    else:
+        c.json({"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}}, 404)
+
+
 BEHAVIOURS: dict[str, Handler] = {
+    "llama_no_jinja": llama_no_jinja,
     "reset_always": reset_always,
     "bad_tokenizer": bad_tokenizer,
     "endless_sse": _llm_or(endless_sse),

@@ -140,3 +140,11 @@ def test_url_password_never_printed(capsys):
         main(["check", "user:pw-SECRET-9@host:notaport"])
     out, err = capsys.readouterr()
     assert exc.value.code == 2 and "pw-SECRET-9" not in out + err
+
+
+def test_llama_cpp_without_jinja_is_a_missing_tool_parser(capsys):
+    with hostile("llama_no_jinja") as srv:
+        code, doc, _ = cli(srv.url, capsys=capsys)
+    assert doc["targets"][0]["engine"]["name"] == "llama.cpp"
+    f = checks(doc)["probe.tools.no_parser"]
+    assert code == 1 and f["status"] == "fail" and "--jinja" in f["fix"]
