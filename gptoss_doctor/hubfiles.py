@@ -459,15 +459,54 @@ def offline_mode() -> bool:
     return any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
+_TIMEOUT_SET = False
+
+
+def hub_timeout() -> float:
+    try:
+        return max(0.5, float(os.environ.get("GPTOSS_DOCTOR_HUB_TIMEOUT", "10")))
+    except ValueError:
+        return 10.0
+
+
+def _bound_http_waits() -> None:
+    """huggingface_hub's shared client waits forever by default: a black-holed Hub would hang the command.
+
+    Give it connect/read timeouts (GPTOSS_DOCTOR_HUB_TIMEOUT seconds, default 10) unless the program
+    installed its own client factory. Calls that pass their own timeout keep it.
+    """
+    global _TIMEOUT_SET
+    if _TIMEOUT_SET:
+        return
+    _TIMEOUT_SET = True
+    try:
+        from huggingface_hub.utils import _http
+
+        if _http._GLOBAL_CLIENT_FACTORY is not _http.default_client_factory:
+            return
+        base = _http.default_client_factory
+        t = hub_timeout()
+
+        def factory():
+            client = base()
+            client.timeout = type(client.timeout)(t)
+            return client
+
+        _http.set_client_factory(factory)
+    except Exception:  # noqa: BLE001 - an older/newer huggingface_hub: keep its behaviour
+        pass
+
+
 def fetch_remote(repo_id: str, revision: str, paths: list[str]) -> RemoteState:
     """Ask the Hub which commit ``revision`` is and the hashes of ``paths`` (no content downloaded)."""
     if offline_mode():
         raise hub_error(Exception("offline"), repo_id, revision)
+    _bound_http_waits()
     try:
         from huggingface_hub import HfApi
 
         api = HfApi(endpoint=hub_endpoint())
-        info = api.model_info(repo_id, revision=revision)
+        info = api.model_info(repo_id, revision=revision, timeout=hub_timeout())
         commit = info.sha
         siblings = [s.rfilename for s in (info.siblings or [])]
         wanted = [p for p in paths if p in siblings] if siblings else list(paths)

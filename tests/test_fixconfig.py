@@ -492,6 +492,18 @@ def test_hub_unreachable_exit_3(env, hub):
     assert json.loads(r.stdout)["error"]["exit_code"] == 3
 
 
+def test_hub_that_never_answers_times_out(env, hub):
+    import time
+
+    hub.proxy.mode = "hang"
+    t = time.monotonic()
+    r = run(env, "--yes", extra={"GPTOSS_DOCTOR_HUB_TIMEOUT": "1"})
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "timed out" in one_error_line(r.stderr)
+    assert time.monotonic() - t < 20
+    assert resolved_eos(cache_root(env)) == OLD_GEN["eos_token_id"]
+
+
 def test_401_token_never_printed(env, hub):
     hub.proxy.mode = "401"
     r = run(env, "--yes", extra={"HF_TOKEN": SECRET})

@@ -152,7 +152,7 @@ class FaultProxy:
     closes; later requests pass, or get 500 when ``after_cut`` is "500"),
     "401", "gated", "500", "norev" (404 RevisionNotFound, as the real Hub answers),
     "gone" (404 EntryNotFound for ``path_match``: listed by the API but missing when fetched), "down" (closes every
-    connection at once).
+    connection at once), "hang" (never answers).
     Records the Authorization headers it saw (to prove the token is sent but never printed).
     """
 
@@ -162,6 +162,7 @@ class FaultProxy:
         self.path_match = "generation_config.json"
         self.after_cut: str = "pass"  # after one cut: "pass" (the network recovers) or "500" (it stays broken)
         self.cuts = 0
+        self.release = threading.Event()  # ends "hang" waits (set at stop)
         self.seen_auth: list[str] = []
         proxy = self
 
@@ -180,6 +181,10 @@ class FaultProxy:
                     mode = "500"
                 elif mode == "cut" and proxy.cuts:
                     mode = None
+                if mode == "hang":  # accept, read the request, never answer (a black-holed Hub)
+                    proxy.release.wait(20)
+                    self.close_connection = True
+                    return
                 if mode == "down":
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -266,6 +271,7 @@ class FaultProxy:
         return self
 
     def stop(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
