@@ -248,9 +248,16 @@ def test_prompt_on_a_terminal(env, folder):
             os.environ.clear()
             os.environ.update(env)
             os.execv(sys.executable, [sys.executable, "-m", "gptoss_doctor", "fix-config", str(folder)])
+        import select
+        import time
+
         out = b""
         sent = False
-        while True:
+        deadline = time.monotonic() + 60  # bounded: never hang the suite
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if not ready:
+                continue
             try:
                 chunk = os.read(fd, 4096)
             except OSError:
@@ -261,7 +268,10 @@ def test_prompt_on_a_terminal(env, folder):
             if not sent and b"[y/N]" in out:
                 os.write(fd, text)
                 sent = True
+        else:
+            os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
+        os.close(fd)
         return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
 
     code, out = answer(b"n\n")
