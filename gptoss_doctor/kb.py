@@ -96,7 +96,8 @@ def _files(directory: Path) -> list[Path]:
 def _cache_path(files: list[Path]) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # crc32 rather than hashlib: loading OpenSSL costs ~3 ms of start-up, and this is only a cache key
-    key = "kb-v2\n" + "".join(f"{p}\0{p.stat().st_size}\0{p.stat().st_mtime_ns}\n" for p in files)
+    stats = [(p, p.stat()) for p in files]
+    key = "kb-v2\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
     raw = key.encode()
     digest = f"{zlib.crc32(raw):08x}{zlib.crc32(raw[::-1]):08x}{len(files):04x}"
     return Path(base) / "gptoss-doctor" / f"kb-{digest}.json"
