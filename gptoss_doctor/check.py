@@ -193,7 +193,10 @@ def normalize_url(raw: str) -> tuple[str, list[str]]:
     if "://" not in s:
         s = "http://" + s
         notes.append(f"no scheme in {raw!r}: assuming http://")
-    parts = urlsplit(s)
+    try:
+        parts = urlsplit(s)
+    except ValueError as exc:  # e.g. "Invalid IPv6 URL" for http://[bad
+        raise UsageError(f"malformed URL {raw!r}: {exc}", hint="use http://HOST:PORT") from None
     if parts.scheme not in ("http", "https"):
         raise UsageError(f"unsupported URL scheme in {raw!r}", hint="use http:// or https://")
     try:

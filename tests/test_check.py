@@ -231,7 +231,8 @@ def test_strict_makes_warnings_fail(capsys):
         assert code == 1
 
 
-@pytest.mark.parametrize("args", [["http://"], ["ftp://example.com"], ["http://host:notaport"], ["a b"], []])
+@pytest.mark.parametrize("args", [["http://"], ["ftp://example.com"], ["http://host:notaport"], ["a b"], [],
+                                  ["http://[bad"], ["http://[::1"], ["http://host:99999"]])
 def test_malformed_urls_are_usage_errors(args, capsys):
     code, out, err = cli(*args, capsys=capsys)
     assert code == 2
