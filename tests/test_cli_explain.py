@@ -62,6 +62,8 @@ def test_file_option_streams_a_log(tmp_path, vocab_dir):
 
 @pytest.mark.parametrize("args,stdin,needle", [
     (["explain", ""], None, "empty"),
+    (["explain", "--file", "/dev/null"], None, "empty"),
+    (["explain", "-"], b"\n\n  \n", "empty"),
     (["explain", "--file", "/nonexistent/x.log"], None, "no such file"),
     (["explain", "--file", "/"], None, "folder"),
     (["explain", "-"], b"\x00\x01\x02ELF\x00" * 50, "binary"),

@@ -155,6 +155,8 @@ def register(app: typer.Typer) -> None:
                             value.close()
             except BinaryInputError as exc:
                 raise UsageError(str(exc)) from exc
+            if ex.parsed.bytes == 0 or not ex.parsed.sample.strip() and not ex.parsed.errors:
+                raise UsageError("the input is empty: nothing to explain")
             if out.json_mode:
                 out.json("explain", {"ok": True, **ex.to_json()})
             else:
