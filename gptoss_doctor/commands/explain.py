@@ -155,7 +155,8 @@ def register(app: typer.Typer) -> None:
                             value.close()
             except BinaryInputError as exc:
                 raise UsageError(str(exc)) from exc
-            if ex.parsed.bytes == 0 or not ex.parsed.sample.strip() and not ex.parsed.errors:
+            p = ex.parsed
+            if p.bytes == 0 or (not p.errors and p.bytes <= len(p.sample.encode()) and not p.sample.strip()):
                 raise UsageError("the input is empty: nothing to explain")
             if out.json_mode:
                 out.json("explain", {"ok": True, **ex.to_json()})
