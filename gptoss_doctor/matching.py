@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable
 
 from gptoss_doctor import kb
 from gptoss_doctor.parsing import Parsed, parse_text
@@ -217,7 +216,3 @@ def match_text(text: str, *, engine: str | None = None, limit: int = 5,
                entries: list[kb.Entry] | None = None, min_score: float = LOW) -> list[Match]:
     """Parse ``text`` and rank entries (used by ``check`` for server error bodies)."""
     return match_parsed(parse_text(text), entries=entries, engine=engine, limit=limit, min_score=min_score)
-
-
-def match_messages(messages: Iterable[str], **kw) -> list[Match]:
-    return match_text("\n".join(messages), **kw)
