@@ -276,6 +276,16 @@ class Client:
         self.log.append((method, path, resp.status, resp.elapsed))
         return resp
 
+    def _redirect(self, url: str, status: int, headers: dict) -> tuple[Optional[str], Optional[str]]:
+        """(same-origin URL to follow, other-origin URL to report) for a redirect; (None, None) otherwise.
+
+        The one place that decides where a redirect may go: the API key only ever travels to the target's origin.
+        """
+        if status not in REDIRECT_CODES or "location" not in headers:
+            return None, None
+        target = urljoin(url, headers["location"])
+        return (target, None) if origin(target) == self.origin else (None, target)
+
     async def _request(self, resp: Response, method: str, url: str, json_body: Any, auth: bool, limit: int) -> None:
         content = None if json_body is None else json.dumps(json_body).encode()
         for _hop in range(MAX_REDIRECTS + 1):
@@ -284,12 +294,12 @@ class Client:
                 resp.url = url
                 resp.status = r.status_code
                 resp.headers = {k.lower(): v for k, v in r.headers.items()}
-                if r.status_code in REDIRECT_CODES and "location" in resp.headers:
-                    target = urljoin(url, resp.headers["location"])
-                    if origin(target) != self.origin:
-                        resp.redirect_to = target
-                        return
-                    url = target
+                follow, away = self._redirect(url, r.status_code, resp.headers)
+                if away:
+                    resp.redirect_to = away
+                    return
+                if follow:
+                    url = follow
                     if r.status_code == 303:
                         method, content = "GET", None
                     continue
@@ -344,13 +354,13 @@ class Client:
                 res.url = url
                 res.status = r.status_code
                 res.headers = {k.lower(): v for k, v in r.headers.items()}
-                if r.status_code in REDIRECT_CODES and "location" in res.headers:
-                    target = urljoin(url, res.headers["location"])
-                    if origin(target) != self.origin:
-                        res.redirect_to = target
-                        res.ended = "redirect"
-                        return
-                    url = target
+                follow, away = self._redirect(url, r.status_code, res.headers)
+                if away:
+                    res.redirect_to = away
+                    res.ended = "redirect"
+                    return
+                if follow:
+                    url = follow
                     continue
                 if not (200 <= r.status_code < 300) or "event-stream" not in res.content_type:
                     # an error JSON, HTML, or a non-streamed answer: keep a capped body
