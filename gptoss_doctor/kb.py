@@ -20,15 +20,18 @@ from gptoss_doctor.errors import UsageError
 ENGINES = (
     "vllm", "sglang", "lmdeploy", "llama.cpp", "ollama", "lmstudio", "trtllm", "tgi", "litellm",
     "transformers", "mlx", "harmony", "openai-sdk", "client", "any",
+    # clients and hosted services that sit in front of an engine
+    "openai-agents", "codex", "langchain", "llamaindex", "open-webui", "continue", "cline", "roo-code",
+    "anythingllm", "n8n", "aider", "crewai", "pydantic-ai", "vercel-ai", "jan", "hosted",
 )
 ORIGINS = ("server", "client", "proxy", "model-files", "hardware")
 ID_RE = r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$"
 URL_RE = r"^https://[^\s]+$"
 
 REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
-OPTIONAL = ("versions", "related")
+OPTIONAL = ("versions", "related", "variants")
 SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples")
-FIX_KEYS = ("step", "commands", "flags", "config")
+FIX_KEYS = ("step", "commands", "flags", "config", "layer")
 
 
 @dataclass
@@ -48,6 +51,7 @@ class Entry:
     findings: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # realistic texts the tests check this entry matches
     versions: dict = field(default_factory=dict)
+    variants: list[str] = field(default_factory=list)  # class entries: how to tell the reports apart
     path: str = ""
 
     @property
@@ -73,7 +77,7 @@ class Entry:
             "origin": self.origin, "versions": self.versions,
             "signatures": {"messages": self.messages, "patterns": self.patterns, "token_ids": self.token_ids,
                            "symptoms": self.symptoms, "findings": self.findings, "examples": self.examples},
-            "causes": self.causes, "fixes": self.fixes, "references": self.references,
+            "causes": self.causes, "fixes": self.fixes, "references": self.references, "variants": self.variants,
         }
 
 
@@ -97,7 +101,7 @@ def _cache_path(files: list[Path]) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # crc32 rather than hashlib: loading OpenSSL costs ~3 ms of start-up, and this is only a cache key
     stats = [(p, p.stat()) for p in files]
-    key = "kb-v2\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
+    key = "kb-v3\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
     raw = key.encode()
     digest = f"{zlib.crc32(raw):08x}{zlib.crc32(raw[::-1]):08x}{len(files):04x}"
     return Path(base) / "gptoss-doctor" / f"kb-{digest}.json"
@@ -189,6 +193,11 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
                     errs.append(f"{where}: fix.{key} must be a list of strings")
             if "config" in fx and not isinstance(fx["config"], str):
                 errs.append(f"{where}: fix.config must be text")
+            if "layer" in fx and fx["layer"] not in ORIGINS:
+                errs.append(f"{where}: fix.layer must be one of {', '.join(ORIGINS)}")
+    variants = raw.get("variants", [])
+    if not isinstance(variants, list) or not all(isinstance(v, str) and v.strip() for v in variants):
+        errs.append(f"{where}: 'variants' must be a list of text")
     refs = raw["references"]
     if not isinstance(refs, list) or not refs:
         errs.append(f"{where}: 'references' must be a non-empty list")
@@ -210,7 +219,8 @@ def _entry(raw: dict, path: str) -> Entry:
         references=list(raw["references"]),
         messages=list(sig.get("messages") or []), patterns=list(sig.get("patterns") or []),
         token_ids=list(sig.get("token_ids") or []), symptoms=list(sig.get("symptoms") or []),
-        findings=list(sig.get("findings") or []), examples=list(sig.get("examples") or []), versions=dict(raw.get("versions") or {}), path=path,
+        findings=list(sig.get("findings") or []), examples=list(sig.get("examples") or []), versions=dict(raw.get("versions") or {}),
+        variants=[" ".join(v.split()) for v in raw.get("variants") or []], path=path,
     )
 
 
