@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from gptoss_doctor import artifacts as artifacts_mod
 from gptoss_doctor import matching, parsing
 from gptoss_doctor.parsing import Parsed, _Lazy
 from gptoss_doctor.tokens import TokenInfo, decode_ids
@@ -32,6 +33,18 @@ class Explanation:
     tokens: list[TokenInfo] = field(default_factory=list)
     token_notes: list[str] = field(default_factory=list)
     matches: list[matching.Match] = field(default_factory=list)
+    artifacts: list[artifacts_mod.Artifact] = field(default_factory=list)
+    harmony_messages: list[artifacts_mod.HarmonyMessage] = field(default_factory=list)
+
+    @property
+    def confident(self) -> bool:
+        return bool(self.matches) and self.matches[0].confidence in ("high", "medium")
+
+    def search_hint(self) -> dict | None:
+        """When nothing matches confidently: the normalised message and where to search for it."""
+        if self.confident:
+            return None
+        return search_hint(self.parsed)
 
     def to_json(self) -> dict:
         p = self.parsed
@@ -45,9 +58,54 @@ class Explanation:
             "errors_dropped": p.dropped_errors,
             "engines": p.engines,
             "tool_names": p.tool_names,
+            "artifacts": [a.to_json() for a in self.artifacts],
+            "harmony_messages": [m.to_json() for m in self.harmony_messages],
             "input": {"lines": p.lines, "bytes": p.bytes},
             "matches": [m.to_json() for m in self.matches],
+            "search": self.search_hint(),
         }
+
+
+# where each engine's (and the format's) problems are reported; searched first when nothing matches
+TRACKERS = {
+    "vllm": "vllm-project/vllm", "sglang": "sgl-project/sglang", "lmdeploy": "InternLM/lmdeploy",
+    "llama.cpp": "ggml-org/llama.cpp", "ollama": "ollama/ollama", "lmstudio": "lmstudio-ai/lmstudio-bug-tracker",
+    "trtllm": "NVIDIA/TensorRT-LLM", "tgi": "huggingface/text-generation-inference", "litellm": "BerriAI/litellm",
+    "transformers": "huggingface/transformers", "mlx": "ml-explore/mlx-lm",
+}
+DEFAULT_TRACKERS = ("openai/harmony", "vllm-project/vllm", "ollama/ollama", "ggml-org/llama.cpp")
+_VARIABLE = [
+    (re.compile(r"^.*?\b(?=[A-Za-z_][\w.]*(?:Error|Exception)\b)"), ""),  # log prefixes before the exception name
+    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}"), " "),            # paths
+    (re.compile(r"\b(?:chatcmpl|resp|req|cmpl|call)[-_][\w-]+|\b[0-9a-f]{12,}\b"), " "),  # request ids, hashes
+    (re.compile(r"\b\d{4}-\d\d-\d\d[T ][\d:.,]+Z?|\b\d\d:\d\d:\d\d(?:[.,]\d+)?"), " "),  # timestamps
+    (re.compile(r"\s+"), " "),
+]
+
+
+def normalised_message(message: str) -> str:
+    """The message without what differs between users (paths, ids, timestamps), for an issue search."""
+    msg = message
+    for rx, rep in _VARIABLE:
+        msg = rx.sub(rep, msg)
+    return msg.strip()[:200]
+
+
+def search_hint(parsed: Parsed) -> dict | None:
+    from urllib.parse import quote_plus
+
+    err = next((e for e in parsed.errors if e.kind not in ("log-error",)), None) or (parsed.errors[0] if parsed.errors else None)
+    if err is None:
+        return None
+    query = normalised_message(err.message)
+    if len(query) < 8:
+        return None
+    repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or list(DEFAULT_TRACKERS)
+    if "openai/harmony" not in repos and err.kind == "harmony":
+        repos.append("openai/harmony")
+    q = f'"{query[:120]}"'
+    return {"query": query, "trackers": [
+        {"repo": r, "url": f"https://github.com/{r}/issues?q={quote_plus(q)}"} for r in dict.fromkeys(repos)]}
 
 
 def _engine_label(parsed: Parsed) -> str | None:
@@ -57,9 +115,11 @@ def _engine_label(parsed: Parsed) -> str | None:
     return None
 
 
-def where_raised(parsed: Parsed, matches: list[matching.Match]) -> tuple[str, str]:
+def where_raised(parsed: Parsed, matches: list[matching.Match],
+                 arts: list[artifacts_mod.Artifact] | None = None) -> tuple[str, str]:
     """(origin, one sentence) for where the error was raised."""
     kinds = {e.kind for e in parsed.errors}
+    art_kinds = {a.kind for a in arts or []}
     engine = _engine_label(parsed)
     in_engine = f" inside {engine}" if engine else " inside the serving engine"
     text = "\n".join(e.message for e in parsed.errors)
@@ -77,10 +137,17 @@ def where_raised(parsed: Parsed, matches: list[matching.Match]) -> tuple[str, st
         return "server", f"the server's Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
     if "vocab" in kinds:
         return "server", f"openai-harmony{in_engine} could not load the o200k vocabulary at start-up (no network or a blocked download)"
+    if via_proxy and (kinds & {"harmony-leak", "flattened"} or art_kinds):
+        return "server", ("the model's raw output was not parsed by the server behind the litellm proxy, and the "
+                          "proxy passed it on (see the fixes for each layer)")
     if via_proxy:
         return "proxy", "the litellm proxy raised or relayed it"
-    if kinds & {"harmony-leak", "flattened"}:
+    if kinds & {"harmony-leak", "flattened"} or art_kinds & {"harmony-leak", "flattened-channels"}:
         return "server", f"the server{(' (' + engine + ')') if engine else ''} returned the model's raw Harmony output instead of parsing it into content / reasoning / tool calls"
+    if "duplicated-fragments" in art_kinds:
+        return "server", f"the server's streaming tool-call parser{in_engine} sent each fragment more than once"
+    if "tool-call-as-text" in art_kinds:
+        return "server", f"the server{in_engine} returned the tool call as text: no tool-call parser turned it into tool_calls"
     if MODEL_FILES_RE.search(text):
         return "model-files", "the model's files (template or configuration) are involved"
     if matches and matches[0].confidence in ("high", "medium"):
@@ -95,16 +162,20 @@ def where_raised(parsed: Parsed, matches: list[matching.Match]) -> tuple[str, st
 
 def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None = None, model: str | None = None,
                    allow_download: bool = True, engine: str | None = None, limit: int = 5,
-                   api_key: str | None = None) -> Explanation:
-    matches = matching.match_parsed(parsed, engine=engine, limit=limit)
+                   api_key: str | None = None, text: str | None = None) -> Explanation:
+    """The whole pipeline after parsing: recognise artifacts, match, decode token IDs, say where it was raised."""
+    source = text if text is not None else parsed.sample
+    arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
+    findings = {a.finding: "the text shows " + a.evidence for a in arts}
+    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings)
     tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
                                allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
-    origin, detail = where_raised(parsed, matches)
-    return Explanation(origin, detail, parsed, tokens, notes, matches)
+    origin, detail = where_raised(parsed, matches, arts)
+    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages)
 
 
 def explain_text(text: str, **kw) -> Explanation:
-    return explain_parsed(parsing.parse_text(text), **kw)
+    return explain_parsed(parsing.parse_text(text), text=text, **kw)
 
 
 def explain_stream(fh: BinaryIO, **kw) -> Explanation:

@@ -60,6 +60,10 @@ class Entry:
 
     def fix_lines(self) -> list[str]:
         """Fixes flattened to printable lines (step, then its commands / flags / config)."""
+        return [line for _, line in self.fix_items()]
+
+    def fix_items(self) -> list[tuple[str | None, str]]:
+        """(layer or None, printable line) per fix: the layer says who applies it (server, proxy, client …)."""
         lines = []
         for fx in self.fixes:
             line = fx["step"]
@@ -68,7 +72,7 @@ class Entry:
                 extras.append(fx["config"])
             if extras:
                 line += " — " + "; ".join(extras)
-            lines.append(line)
+            lines.append((fx.get("layer"), line))
         return lines
 
     def to_json(self) -> dict:
@@ -247,6 +251,7 @@ def validate_dir(directory: Path | None = None) -> tuple[list[Entry], list[str]]
 
 
 _LOADED: dict[str, list[Entry]] = {}
+_CACHE_OF: dict[int, Path] = {}  # id(entries) -> its JSON cache file, where the compiled ranking index sits too
 
 
 def load(directory: Path | None = None) -> list[Entry]:
@@ -262,6 +267,7 @@ def load(directory: Path | None = None) -> list[Entry]:
             data = json.loads(cache.read_text(encoding="utf-8"))
             entries = [Entry(**d) for d in data]
             _LOADED[key] = entries
+            _CACHE_OF[id(entries)] = cache
             return entries
         except (OSError, ValueError, TypeError):
             pass
@@ -277,8 +283,37 @@ def load(directory: Path | None = None) -> list[Entry]:
             os.replace(tmp, cache)
         except OSError:
             pass  # a read-only home is fine: we just parse the YAML each time
+        _CACHE_OF[id(entries)] = cache
     _LOADED[key] = entries
     return entries
+
+
+def ranker(entries: list[Entry]):
+    """The BM25 ranker of ``entries``, compiled once per knowledge-base version and cached beside the entries.
+
+    marshal, not JSON: it loads the ~40k-term index several times faster and can hold nothing but plain data
+    (the file name carries the Python version, since marshal's format may change between versions)."""
+    import marshal
+    import sys
+
+    from gptoss_doctor import rank
+
+    cache = _CACHE_OF.get(id(entries))
+    path = cache.with_suffix(f".bm25-v{rank.VERSION}-py{sys.version_info[0]}{sys.version_info[1]}.bin") if cache else None
+    if path is not None:
+        try:
+            return rank.Ranker(marshal.loads(path.read_bytes()))
+        except (OSError, ValueError, EOFError, TypeError, KeyError):
+            pass
+    data = rank.build(entries)
+    if path is not None:
+        try:
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(marshal.dumps(data))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return rank.Ranker(data)
 
 
 def get(entry_id: str, entries: Iterable[Entry] | None = None) -> Entry:

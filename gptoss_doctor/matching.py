@@ -1,13 +1,15 @@
-"""Rank knowledge-base entries by the evidence an error text offers.
+"""Rank knowledge-base entries by the evidence a text offers.
 
-Signals, strongest first: a known message quoted verbatim, a signature pattern, the token IDs
-named, the engine seen in the log, and (for plain-language symptoms) word overlap with an
-entry's symptom phrases, weighted by how rare each word is across the knowledge base.
+Exact signals first: a known message quoted anywhere in the text (also with its numbers, names and paths
+changed), a signature pattern, the token IDs named, an artifact of a broken server (leaked Harmony, flattened
+channels, duplicated streamed fragments, a tool call as text) that an entry's findings name. Then a BM25 ranking
+over everything each entry says (title, messages, symptoms, summary, causes, variants, fixes), which is what finds
+the entry for a paraphrase, a symptom description or a message nobody has quoted yet. Engine hints from the text
+break ties; a text about another model family gets no confident lexical match.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -16,38 +18,44 @@ from gptoss_doctor.parsing import Parsed, parse_text
 
 HIGH, MEDIUM, LOW = 0.75, 0.45, 0.15
 NON_ENGINE_HINTS = {"openai-sdk", "client", "any", "harmony"}
+GENERIC_ENGINES = {"any", "client", "openai-sdk", "harmony"}
+MAX_SCAN = 1 << 20  # how much of a pasted text is searched for known messages
 
-STOPWORDS = set("""
-a an and are as at be been but by can could did do does for from get gets got had has have how i if in into is it its
-just me my no not of on or our so some than that the their them then there these they this to too up use used using was
-we were what when where which while who why will with without you your after before again also any back both each even
-ever every here more most much need only other out over same should since such very via would into onto about all
-error errors issue problem bug server model models gpt oss gpt-oss openai run running works work working
-""".split())
-
-
-def _stem(w: str) -> str:
-    for suf in ("ing", "ed", "es", "s"):
-        if len(w) > len(suf) + 3 and w.endswith(suf):
-            return w[: -len(suf)]
-    return w
+# a text about gpt-oss: the model, its format, its tokens or its reasoning settings
+GPTOSS_RE = re.compile(
+    r"gpt[-_ ]?oss|harmony|o200k|<\|(?:channel|message|start|call|return|constrain)\|>|\b(?:199998|199999|"
+    r"20000[0-9]|2000[1-9]\d)\b|mxfp4|reasoning[_ ]effort|assistantfinal|\b(?:20|120)b\b", re.I)
+# another model family named, without gpt-oss: a lexical resemblance is not a diagnosis
+OTHER_MODEL_RE = re.compile(
+    r"\b(?:qwen\d*|llama[- ]?[234]|llama3|mistral|mixtral|deepseek|gemma\d*|glm-?\d|kimi|phi-?\d|granite|"
+    r"command-r|internlm|minimax|nemotron|seed-oss|falcon|hermes-?\d|claude|gemini|devstral|magistral)", re.I)
 
 
-def words(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"[a-z0-9_]+", text.lower().replace("<|", " ").replace("|>", " "))
-            if len(w) >= 3 and w not in STOPWORDS}
-
-
-def _originals(text: str) -> dict[str, str]:
-    """stem -> the word as the user wrote it (for readable evidence)."""
-    out: dict[str, str] = {}
-    for w in re.findall(r"[a-z0-9_]+", text.lower()):
-        out.setdefault(_stem(w), w)
-    return out
+PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}|\[[\w.]+\.py:\d+\]|\b\w+\.py\b")
 
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+_SHAPE_SUBS = [
+    (re.compile(r"(['\"`])(?:(?!\1).){1,200}\1"), "Q"),       # quoted names and values
+    (re.compile(r"(?:[a-z]:)?(?:[\\/][\w.\-@]+){2,}"), "P"),    # paths
+    (re.compile(r"\b[0-9a-f]{8,}\b|\b\w+-[0-9a-f]{8,}\b"), "H"),  # ids and hashes
+    (re.compile(r"\d+(?:\.\d+)*"), "N"),                        # numbers and versions
+    (re.compile(r"some\(q\)|\[q\]", re.I), "[Q]"),                 # Rust's Some("x") and Python's ["x"]
+]
+
+
+def shape(text: str) -> str:
+    """A message with its variable parts (quoted names, paths, ids, numbers) replaced by placeholders."""
+    s = _norm(text)
+    for rx, rep in _SHAPE_SUBS:
+        if rep == "[Q]":
+            s = s.replace("some(Q)", "[Q]")
+            continue
+        s = rx.sub(rep, s)
+    return s
 
 
 @dataclass
@@ -62,6 +70,8 @@ class Match:
         return {
             "id": e.id, "title": e.title, "confidence": self.confidence, "score": round(self.score, 2),
             "evidence": self.evidence, "references": e.urls, "fixes": e.fix_lines(),
+            "fixes_by_layer": {layer: [ln for lay, ln in e.fix_items() if lay == layer]
+                               for layer in dict.fromkeys(lay for lay, _ in e.fix_items() if lay)},
             "origin": e.origin, "engines": e.engines, "summary": e.summary, "causes": e.causes,
         }
 
@@ -71,48 +81,39 @@ def confidence_of(score: float) -> str:
 
 
 class Index:
-    """Per-entry data for matching. Word sets and IDF are built on first use: a structured error
-    (the common case) only needs the normalised messages and patterns, which keeps start-up fast."""
+    """Per-entry data for matching, built once per knowledge base (the BM25 part comes from the compiled cache)."""
 
     def __init__(self, entries: list[kb.Entry]):
         self.entries = entries
         self.messages = [[_norm(m) for m in e.messages] for e in entries]
+        self._shapes: list[list[str]] | None = None
         self._patterns: dict[int, list[re.Pattern]] = {}
-        self._words: tuple | None = None
+        self._ranker = None
+
+    def finding_count(self, finding: str) -> int:
+        if not hasattr(self, "_finding_counts"):
+            counts: dict[str, int] = {}
+            for e in self.entries:
+                for f in e.findings:
+                    counts[f] = counts.get(f, 0) + 1
+            self._finding_counts = counts
+        return max(self._finding_counts.get(finding, 1), 1)
+
+    def shapes(self, i: int) -> list[str]:
+        if self._shapes is None:
+            self._shapes = [[shape(m) for m in e.messages] for e in self.entries]
+        return self._shapes[i]
 
     def patterns(self, i: int) -> list[re.Pattern]:
         if i not in self._patterns:
             self._patterns[i] = [re.compile(p, re.I) for p in self.entries[i].patterns]
         return self._patterns[i]
 
-    def _build_words(self) -> tuple:
-        if self._words is None:
-            symptoms = [[words(s) for s in e.symptoms] for e in self.entries]
-            about = [words(e.title + " " + e.summary) for e in self.entries]
-            vocab = [about[i].union(*symptoms[i]) for i in range(len(self.entries))]
-            df: dict[str, int] = {}
-            for v in vocab:
-                for w in v:
-                    df[w] = df.get(w, 0) + 1
-            n = max(len(self.entries), 1)
-            idf = {w: math.log(1 + n / c) for w, c in df.items()}
-            self._words = (symptoms, vocab, idf, math.log(1 + n))
-        return self._words
-
-    def symptoms(self, i: int) -> list[set[str]]:
-        return self._build_words()[0][i]
-
-    def vocab(self, i: int) -> set[str]:
-        return self._build_words()[1][i]
-
-    def overlap(self, phrase: set[str], text: set[str]) -> tuple[float, list[str]]:
-        if not phrase:
-            return 0.0, []
-        _, _, idf, default = self._build_words()
-        total = sum(idf.get(w, default) for w in phrase)
-        shared = phrase & text
-        got = sum(idf.get(w, default) for w in shared)
-        return (got / total if total else 0.0), sorted(shared)
+    @property
+    def ranker(self):
+        if self._ranker is None:
+            self._ranker = kb.ranker(self.entries)
+        return self._ranker
 
 
 _LAST: list[Index] = []
@@ -126,93 +127,129 @@ def index(entries: list[kb.Entry] | None = None) -> Index:
     return _LAST[0]
 
 
-def _score_entry(ix: Index, i: int, messages: list[str], norm_msgs: list[str], tokens: set[int],
-                 engines: dict[str, str], text_words: set[str], free_text: bool,
-                 shown: dict[str, str] | None = None) -> tuple[float, list[str]]:
+@dataclass
+class _Query:
+    messages: list[str]      # the error messages found (or the text itself)
+    haystack: str            # normalised text searched for known messages
+    shaped: str              # the same with variable parts replaced
+    tokens: set[int]
+    engines: dict[str, str]
+    findings: dict[str, str]  # finding id -> the artifact's evidence
+    lexical: dict[str, float]
+    gptoss: bool
+    other_model: bool
+
+
+def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
     e = ix.entries[i]
-    evidence: list[str] = []
-    strong = 0.0
     for known, raw in zip(ix.messages[i], e.messages):
-        if len(known) >= 8 and any(known in m for m in norm_msgs):
-            s = 0.8 + min(0.1, len(known) / 500)
-            if s > strong:
-                strong = s
-                evidence = [f'the error quotes the known message "{raw}"']
-            break
-    if strong < 0.7:
-        for rx in ix.patterns(i):
-            hit = next((m for m in messages if rx.search(m)), None)
-            if hit is not None:
-                strong = 0.7
-                found = rx.search(hit)
-                evidence = [f'the error matches this issue\'s pattern: "{found.group(0)[:160]}"']
-                break
-    score = strong
-    shared_tokens = sorted(tokens & set(e.token_ids))
-    if shared_tokens:
-        bonus = (0.08 if strong else 0.15) * min(len(shared_tokens), 2)
-        score += bonus
-        evidence.append("token ID(s) " + ", ".join(map(str, shared_tokens)) + " are signs of this issue")
-    real_engines = {k: v for k, v in engines.items() if k not in NON_ENGINE_HINTS}
-    if real_engines and score > 0:
-        same = [k for k in real_engines if k in e.engines]
-        if same:
-            score += 0.07
-            evidence.append(f'engine {same[0]} (seen as "{real_engines[same[0]][:60]}") is affected')
-        elif "any" not in e.engines and "client" not in e.engines and "openai-sdk" not in e.engines:
-            score -= 0.15
-            evidence.append(f"but the log is from {', '.join(real_engines)}, which this issue does not name")
-    # plain-language symptoms: strong for free text, a tie-breaker next to real error messages
-    if not free_text and not strong:
-        return max(score, 0.0), evidence
-    best, best_words, best_phrase = 0.0, [], ""
-    for phrase_words, phrase in zip(ix.symptoms(i), e.symptoms):
-        s, shared = ix.overlap(phrase_words, text_words)
-        if s > best:
-            best, best_words, best_phrase = s, shared, phrase
-    if free_text:
-        # how much of the user's description this entry explains, and how well one symptom fits it
-        covered, covered_words = ix.overlap(text_words, ix.vocab(i))
-        sym = 0.6 * best ** 2 + 0.45 * covered ** 2 if len(text_words) >= 2 else 0.0
-        if sym >= 0.1:
-            score += sym
-            show = shown or {}
-            if best_words and best >= 0.3:
-                evidence.append(f'your words match the symptom "{best_phrase}" '
-                                f'({", ".join(show.get(w, w) for w in best_words)})')
-            elif covered_words:
-                evidence.append("the entry covers your words: " + ", ".join(show.get(w, w) for w in covered_words[:8]))
-    elif strong and best >= 0.5:
-        score += 0.05
-    return min(score, 0.99), evidence
+        if len(known) >= 8 and known in q.haystack:
+            return 0.8 + min(0.1, len(known) / 500), f'the text quotes the known message "{raw}"'
+    for shp, raw in zip(ix.shapes(i), e.messages):
+        if len(shp) >= 16 and shp.count(" ") >= 2 and shp in q.shaped:
+            return 0.74, f'the text has the known message "{raw}" (with other names or numbers)'
+    for rx in ix.patterns(i):
+        for m in q.messages:
+            hit = rx.search(m)
+            if hit:
+                return 0.72, f'the text matches this issue\'s pattern: "{hit.group(0)[:160]}"'
+        hit = rx.search(q.haystack) if len(q.haystack) < MAX_SCAN else None
+        if hit:
+            return 0.7, f'the text matches this issue\'s pattern: "{hit.group(0)[:160]}"'
+    return 0.0, ""
 
 
-def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engine: str | None = None,
-                 limit: int = 5, min_score: float = LOW) -> list[Match]:
-    ix = index(entries)
+def _lexical_score(cov: float, rel: float, s: float, q: _Query) -> float:
+    """Confidence-scaled score of a lexical match: how much of the text's information the entry covers,
+    how it compares with the best entry, and how much information there was at all."""
+    if s <= 0:
+        return 0.0
+    info = min(1.0, s / 12.0)  # a handful of rare shared terms is enough; one common word is not
+    score = (0.25 + 0.55 * cov) * (0.35 + 0.65 * info) * (0.55 + 0.45 * rel)
+    if not q.gptoss:
+        score *= 0.8
+    if q.other_model and not q.gptoss:
+        score = min(score, 0.3)
+    return score
+
+
+def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
+    lex = ix.ranker.scores(q.lexical) if q.lexical else [(0.0, 0.0, [])] * len(ix.entries)
+    best_s = max((s for s, _, _ in lex), default=0.0) or 1.0
+    real_engines = {k: v for k, v in q.engines.items() if k not in NON_ENGINE_HINTS}
+    out = []
+    for i, e in enumerate(ix.entries):
+        evidence: list[str] = []
+        strong, why = _exact(ix, i, q)
+        if why:
+            evidence.append(why)
+        s, cov, shared = lex[i]
+        lexical = _lexical_score(cov, s / best_s, s, q)
+        found = [f for f in e.findings if f in q.findings]
+        if found:
+            # an artifact this entry's findings name: evidence of the kind of fault, not of this entry alone
+            evidence.append(q.findings[found[0]])
+            # the fewer entries name the finding, the more it says about each of them
+            strong = strong + 0.05 if strong else 0.25 + 0.3 / ix.finding_count(found[0]) + 0.6 * lexical
+        score = max(strong, lexical) + (0.1 * lexical if strong else 0.0)
+        if lexical >= 0.2 and shared and not strong:
+            evidence.append("the entry shares these terms with the text: " + ", ".join(shared[:8]))
+        shared_tokens = sorted(q.tokens & set(e.token_ids))
+        if shared_tokens and score > 0:
+            score += (0.06 if strong else 0.1) * min(len(shared_tokens), 2)
+            evidence.append("token ID(s) " + ", ".join(map(str, shared_tokens)) + " are signs of this issue")
+        if real_engines and score > 0:
+            same = [k for k in real_engines if k in e.engines]
+            if same:
+                score += 0.06
+                evidence.append(f'engine {same[0]} (seen as "{real_engines[same[0]][:60]}") is affected')
+            elif not GENERIC_ENGINES & set(e.engines):
+                score -= 0.12
+                evidence.append(f"but the text is from {', '.join(real_engines)}, which this issue does not name")
+        out.append((min(max(score, 0.0), 0.99), evidence))
+    return out
+
+
+def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: str | None = None,
+                findings: dict[str, str] | None = None) -> _Query:
     messages = [e.message for e in parsed.errors][:200]
+    body = text if text is not None else "\n".join([parsed.sample, *messages])
+    body = body[:MAX_SCAN]
     if not messages:
         messages = [parsed.sample]
-    norm_msgs = [_norm(m) for m in messages]
     engines = dict(parsed.engines)
     if engine:
         engines.setdefault(engine, f"--engine {engine}")
-    # free text: no structured error found, or a short input that reads like a sentence
-    free_text = not parsed.errors or all(e.kind == "log-error" for e in parsed.errors)
-    source = parsed.sample if free_text else " ".join(messages)
-    text_words = words(source) if free_text or len(messages) < 50 else set()
-    shown = _originals(source) if free_text else {}
-    tokens = set(parsed.token_ids)
-    found: list[Match] = []
-    for i in range(len(ix.entries)):
-        score, ev = _score_entry(ix, i, messages, norm_msgs, tokens, engines, text_words, free_text, shown)
-        if score >= min_score:
-            found.append(Match(ix.entries[i], score, confidence_of(score), ev))
+    # the lexical query: the error messages when there are structured ones (a long log's other lines are noise),
+    # the whole text when it is a description, a short paste or an artifact
+    structured = [e.message for e in parsed.errors if e.kind not in ("log-error", "harmony-leak", "flattened")]
+    lex_text = "\n".join(structured[:50]) if structured else body[:8000]
+    lex_text = PATH_RE.sub(" ", lex_text)
+    gptoss = bool(GPTOSS_RE.search(body[:65536])) or bool(parsed.token_ids)
+    return _Query(
+        messages=messages, haystack=_norm(body), shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
+        findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
+        gptoss=gptoss, other_model=bool(OTHER_MODEL_RE.search(body[:65536])))
+
+
+def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engine: str | None = None,
+                 limit: int = 5, min_score: float = LOW, text: str | None = None,
+                 findings: dict[str, str] | None = None) -> list[Match]:
+    """Entries that explain ``parsed`` (and the raw ``text`` when there is one), best first."""
+    ix = index(entries)
+    q = build_query(ix, parsed, engine=engine, text=text, findings=findings)
+    found = [Match(ix.entries[i], s, confidence_of(s), ev)
+             for i, (s, ev) in enumerate(_score_all(ix, q)) if s >= min_score]
     found.sort(key=lambda m: (-m.score, m.entry.id))
     return found[:limit]
 
 
 def match_text(text: str, *, engine: str | None = None, limit: int = 5,
                entries: list[kb.Entry] | None = None, min_score: float = LOW) -> list[Match]:
-    """Parse ``text`` and rank entries (used by ``check`` for server error bodies)."""
-    return match_parsed(parse_text(text), entries=entries, engine=engine, limit=limit, min_score=min_score)
+    """Parse ``text`` and rank entries (used by ``check`` for server error bodies and by ``kb search``)."""
+    from gptoss_doctor.artifacts import recognise
+
+    parsed = parse_text(text)
+    arts, _ = recognise(text, proxy_seen="litellm" in parsed.engines)
+    return match_parsed(parsed, entries=entries, engine=engine, limit=limit, min_score=min_score, text=text,
+                        findings={a.finding: "the text shows " + a.evidence for a in arts})

@@ -94,11 +94,12 @@ FRAME_RE = _Lazy(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
 LEVEL_ERROR_RE = _Lazy(r"\bERROR\b|hit an exception|exception caught|log_server_r: .* 5\d\d\s*$|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|\bFATAL\b|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
 
 # tool names in Harmony headers, Rust debug output, Ollama fields, and leaked recipients
+# (any namespace: "to=functions.x", "to=browser.search", "to=sql_db_list_tables"; never a role such as "assistant")
 TOOL_RES = [_Lazy(p) for p in [
-    r"to=functions\.([A-Za-z0-9_.\-]+)",
+    r"(?:^|[\s>|\"'(\[])to=(?:functions\.)?([A-Za-z_][\w.\-]*)",
     r"harmonyFunctionName=([A-Za-z0-9_.\-]+)",
     r'"name":\s*"([A-Za-z0-9_.\-]+)<\|',
-    r"\b([A-Za-z_][A-Za-z0-9_\-]*)<\|channel\|>commentary",
+    r"(?<![\w|>])(?!(?:assistant|user|system|developer|tool)<)([A-Za-z_][A-Za-z0-9_\-]*)<\|channel\|>commentary",
 ]]
 
 # token IDs: explicit phrasing, lists after token-ish keys, lists with a Harmony ID, bare Harmony IDs
@@ -289,7 +290,8 @@ class Scanner:
                 self.result.token_ids.append(v)
 
     def _note_tools(self, text: str) -> None:
-        if "functions." not in text and "<|channel|>" not in text and "FunctionName" not in text:
+        if "functions." not in text and "<|channel|>" not in text and "FunctionName" not in text and not (
+                "to=" in text and ("<|" in text or "commentary" in text)):
             return
         for rx in TOOL_RES:
             for m in rx.finditer(text):

@@ -83,16 +83,35 @@ def render_explanation(out: Output, ex, verbose: bool = False) -> None:
         if p.dropped_errors:
             out.detail(f"... {p.dropped_errors} more distinct errors were not kept", indent=4)
         out.line()
+    _render_artifacts(out, ex)
     out.line(f"Where it comes from: {ex.origin} — {ex.origin_detail}", style="bold")
     if p.tool_names:
         out.line("Tools named: " + ", ".join(p.tool_names))
     out.line()
-    if not ex.matches:
-        out.mark("info", "No known issue matches this text.")
-        out.detail("If it is a gpt-oss serving problem, search the engine's issue tracker with the exact error line,", 4)
+    hint = ex.search_hint()
+    if not ex.confident:
+        out.mark("info", "No known issue explains this text with confidence." if ex.matches
+                 else "No known issue matches this text.")
+        understood = [f"{len(p.errors)} error line(s)" if p.errors else "no error line (read as a description)"]
+        kinds = sorted({e.kind for e in p.errors})
+        if kinds:
+            understood.append("kind: " + ", ".join(kinds))
+        if p.engines:
+            understood.append("engine: " + ", ".join(p.engines))
+        if ex.tokens:
+            understood.append("tokens: " + ", ".join(f"{t.id}={t.text!r}" for t in ex.tokens[:6]))
+        out.detail("understood: " + "; ".join(understood), 4)
+        if hint:
+            out.detail(f'search for: "{hint["query"]}"', 4)
+            for t in hint["trackers"]:
+                out.detail(f"in {t['repo']}: {t['url']}", 6)
         out.detail("or run 'gptoss-doctor kb search WORDS'.", 4)
-        return
-    out.heading("Known issues that explain it")
+        if not ex.matches:
+            return
+        out.line()
+        out.heading("Closest known issues (low confidence)")
+    else:
+        out.heading("Known issues that explain it")
     for n, m in enumerate(ex.matches, 1):
         e = m.entry
         status = {"high": "fail", "medium": "warn", "low": "info"}[m.confidence]
@@ -102,10 +121,39 @@ def render_explanation(out: Output, ex, verbose: bool = False) -> None:
         for ev in m.evidence:
             out.detail("why: " + ev, indent=6)
         out.detail("cause: " + e.causes[0], indent=6)
-        for fx in e.fix_lines()[: (None if verbose else 2)]:
-            out.detail("fix: " + fx, indent=6)
+        items = e.fix_items()
+        layered = [it for it in items if it[0]]
+        # with fixes for several layers, show one per layer (the layer the text points at first)
+        shown = items if verbose else (_one_per_layer(layered, ex.origin) if len({x[0] for x in layered}) > 1 else items[:2])
+        for layer, fx in shown:
+            out.detail(f"fix ({layer}): {fx}" if layer else "fix: " + fx, indent=6)
         for url in e.urls[:3]:
             out.detail("see: " + url, indent=6)
+
+
+def _one_per_layer(items, origin: str):
+    first: dict[str, str] = {}
+    for layer, line in items:
+        first.setdefault(layer, line)
+    order = sorted(first, key=lambda lay: (lay != origin, ["server", "proxy", "client", "model-files", "hardware"].index(lay)
+                                           if lay in ("server", "proxy", "client", "model-files", "hardware") else 9))
+    return [(lay, first[lay]) for lay in order]
+
+
+def _render_artifacts(out: Output, ex) -> None:
+    if not ex.artifacts:
+        return
+    out.heading("What the text shows")
+    for a in ex.artifacts:
+        out.mark("warn", a.evidence, indent=2)
+        out.detail(f"most likely produced by: the {a.layer}", indent=6)
+        for layer, fix in a.fixes.items():
+            out.detail(f"fix ({layer}): {fix}", indent=6)
+    for m in ex.harmony_messages[:8]:
+        head = m.role + (f" · {m.channel}" if m.channel else "") + (f" → {m.recipient}" if m.recipient else "")
+        body = " ".join(m.content.split())
+        out.detail(f"message: {head}: {body[:120]}{'…' if len(body) > 120 else ''}", indent=6)
+    out.line()
 
 
 def _summary(out: Output, ex) -> None:

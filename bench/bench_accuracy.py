@@ -1,0 +1,138 @@
+"""How often `explain` names the right known issue first, on real texts from public threads.
+
+Cases live in bench/cases/*.yaml (format: bench/cases/README.md). A fifth of them is held back: the case id
+decides which (crc32 of the id), so no author picks them, and the matcher is tuned on the other four fifths only.
+Report both scores; the held-back one is the honest one.
+
+    python bench/bench_accuracy.py               # dev and held-back scores, negatives
+    python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
+                                                 # while tuning)
+    python bench/bench_accuracy.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "bench" / "cases"
+
+
+@dataclass
+class Case:
+    id: str
+    source: str
+    kind: str
+    text: str
+    expect: list[str]
+    negative: bool
+    file: str
+    split: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.split = "holdout" if zlib.crc32(self.id.encode()) % 5 == 0 else "dev"
+
+
+def load_cases(folder: Path = CASES) -> list[Case]:
+    import yaml
+
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for path in sorted(folder.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        for raw in data:
+            cid = str(raw["id"])
+            if cid in seen:
+                raise SystemExit(f"{path.name}: duplicate case id {cid}")
+            seen.add(cid)
+            expect = list(raw.get("expect") or [])
+            cases.append(Case(cid, raw.get("source", ""), raw.get("kind", ""), str(raw["text"]), expect,
+                              bool(raw.get("negative")) or not expect, path.name))
+    return cases
+
+
+@dataclass
+class Result:
+    case: Case
+    ranked: list[tuple[str, str, float]]  # (entry id, confidence, score)
+
+    @property
+    def top1(self) -> bool:
+        return bool(self.ranked) and self.ranked[0][0] in self.case.expect
+
+    @property
+    def top3(self) -> bool:
+        return any(r[0] in self.case.expect for r in self.ranked[:3])
+
+    @property
+    def confident_wrong(self) -> bool:
+        if self.case.negative:
+            return any(c in ("high", "medium") for _, c, _ in self.ranked)
+        return bool(self.ranked) and self.ranked[0][1] in ("high", "medium") and not self.top1
+
+
+def run(cases: list[Case]) -> list[Result]:
+    from gptoss_doctor import kb, matching
+
+    entries = kb.load()
+    known = {e.id for e in entries}
+    out = []
+    for c in cases:
+        unknown = [x for x in c.expect if x not in known]
+        if unknown:
+            raise SystemExit(f"{c.file}: case {c.id} expects unknown entries {unknown}")
+        found = matching.match_text(c.text, limit=5, entries=entries)
+        out.append(Result(c, [(m.entry.id, m.confidence, round(m.score, 3)) for m in found]))
+    return out
+
+
+def summary(results: list[Result]) -> dict:
+    def block(rs: list[Result]) -> dict:
+        pos = [r for r in rs if not r.case.negative]
+        neg = [r for r in rs if r.case.negative]
+        n = len(pos) or 1
+        return {
+            "cases": len(pos), "top1": sum(r.top1 for r in pos), "top3": sum(r.top3 for r in pos),
+            "top1_rate": round(sum(r.top1 for r in pos) / n, 3), "top3_rate": round(sum(r.top3 for r in pos) / n, 3),
+            "confident_wrong": sum(r.confident_wrong for r in pos),
+            "negatives": len(neg), "negatives_confident_wrong": sum(r.confident_wrong for r in neg),
+        }
+
+    return {"dev": block([r for r in results if r.case.split == "dev"]),
+            "holdout": block([r for r in results if r.case.split == "holdout"]),
+            "all": block(results)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--misses", choices=["dev", "holdout", "all"], help="list the cases this split got wrong")
+    args = ap.parse_args(argv)
+    results = run(load_cases())
+    s = summary(results)
+    if args.json:
+        print(json.dumps({"schema": "gptoss-doctor.bench-accuracy/1", **s}, indent=2))
+        return 0
+    for name in ("dev", "holdout", "all"):
+        b = s[name]
+        print(f"{name:8} {b['cases']:4} cases  top-1 {b['top1']:4} ({b['top1_rate']:.0%})  top-3 {b['top3']:4} "
+              f"({b['top3_rate']:.0%})  confident wrong {b['confident_wrong']:3}   negatives {b['negatives']:3}, "
+              f"confident wrong {b['negatives_confident_wrong']}")
+    if args.misses:
+        for r in results:
+            if args.misses != "all" and r.case.split != args.misses:
+                continue
+            if (r.case.negative and r.confident_wrong) or (not r.case.negative and not r.top1):
+                got = ", ".join(f"{i}({c[0]}{s:.2f})" for i, c, s in r.ranked[:3]) or "nothing"
+                print(f"\n- {r.case.id} [{r.case.kind}] expect {r.case.expect or 'no confident match'}\n  got {got}\n"
+                      f"  text: {' '.join(r.case.text.split())[:200]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

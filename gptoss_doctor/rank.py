@@ -1,0 +1,126 @@
+"""Lexical ranking of knowledge-base entries: BM25 over everything an entry says, with a tokeniser for errors.
+
+The tokeniser keeps what matters in error text whole (``tool_calls``, ``--tool-call-parser``,
+``openai_harmony.HarmonyError``, ``<|channel|>``, token IDs such as ``200012``) and also yields the parts of
+compound identifiers, so "tool call parser" in a sentence meets ``--tool-call-parser`` in an entry. Numbers that
+are not token IDs (ports, pids, timestamps, line numbers) are dropped: they must not make or break a match.
+
+The index is plain data (lists and dicts of str/int/float) so it is cached as JSON with the knowledge base and
+loading it costs no more than reading that file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+TOKEN_RE = re.compile(r"<\|[a-z]+\|>|-{1,2}[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*|[a-z0-9_]+(?:[.\-/][a-z0-9_]+)*")
+PART_RE = re.compile(r"[a-z][a-z0-9]*|\d+")
+STOPWORDS = frozenset("""
+a an and are as at be been but by can could did do does for from get gets got had has have how i if in into is it its
+just me my no not of on or our so some than that the their them then there these they this to too up use used using
+was we were what when where which while who why will with without you your after before again also any back both each
+even ever every here more most much need only other out over same should since such very via would onto about all
+am im ive dont doesnt cant isnt wasnt didnt won wont one two let lets like seems seem still yet now new try tried
+thank thanks please hi hello hey sure okay ok want wanted see saw way thing things
+""".split())
+# words every gpt-oss report says: they carry no information about *which* problem it is
+COMMON = frozenset("gpt oss gpt-oss openai model models 20b 120b gpt-oss-20b gpt-oss-120b openai/gpt-oss-20b "
+                   "openai/gpt-oss-120b issue bug error problem".split())
+FIELD_WEIGHTS = {"title": 3.0, "messages": 3.0, "symptoms": 2.0, "summary": 1.0, "causes": 1.0, "variants": 1.0,
+                 "fixes": 0.5, "engines": 1.0}
+K1, B = 1.2, 0.5
+VERSION = 1  # bump when the tokeniser or the index layout changes: cached indexes are keyed by it
+
+
+def _stem(w: str) -> str:
+    if not w.isalpha():
+        return w
+    for suf in ("ing", "ed", "es", "s"):
+        if len(w) > len(suf) + 3 and w.endswith(suf):
+            return w[: -len(suf)]
+    return w
+
+
+def _keep_number(w: str) -> bool:
+    return len(w) >= 5 and int(w) < 201088  # a token ID (o200k_harmony has 201088), not a port or a pid
+
+
+def tokens(text: str) -> list[str]:
+    """Terms of ``text``: whole identifiers and their parts, stemmed, without stopwords and stray numbers."""
+    out: list[str] = []
+    for raw in TOKEN_RE.findall(text.lower()):
+        if raw.startswith("<|"):
+            out.append(raw)
+            continue
+        word = raw.lstrip("-")
+        parts = PART_RE.findall(word)
+        compound = len(parts) > 1 or raw.startswith("-")
+        if compound and len(word) <= 60:
+            out.append(raw if raw.startswith("--") else word)
+        for p in parts:
+            if p.isdigit():
+                if _keep_number(p):
+                    out.append(p)
+            elif len(p) >= 2 and p not in STOPWORDS:
+                out.append(_stem(p))
+    return out
+
+
+def entry_fields(entry) -> dict[str, str]:
+    fixes = " ".join(fx.get("step", "") + " " + " ".join(fx.get("flags", []) or []) for fx in entry.fixes)
+    return {"title": entry.title, "messages": " ".join(entry.messages), "symptoms": " ".join(entry.symptoms),
+            "summary": entry.summary, "causes": " ".join(entry.causes), "variants": " ".join(entry.variants),
+            "fixes": fixes, "engines": " ".join(entry.engines)}
+
+
+def build(entries) -> dict:
+    """The BM25 index of ``entries`` as plain data."""
+    docs: list[dict[str, float]] = []
+    for e in entries:
+        tf: dict[str, float] = {}
+        for name, text in entry_fields(e).items():
+            w = FIELD_WEIGHTS[name]
+            for t in tokens(text):
+                tf[t] = tf.get(t, 0.0) + w
+        docs.append(tf)
+    n = max(len(docs), 1)
+    df: dict[str, int] = {}
+    for tf in docs:
+        for t in tf:
+            df[t] = df.get(t, 0) + 1
+    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+    lengths = [sum(tf.values()) for tf in docs]
+    avg = sum(lengths) / n if lengths else 1.0
+    return {"idf": idf, "docs": docs, "norm": [K1 * (1 - B + B * ln / avg) for ln in lengths]}
+
+
+class Ranker:
+    def __init__(self, data: dict):
+        self.idf: dict[str, float] = data["idf"]
+        self.docs: list[dict[str, float]] = data["docs"]
+        self.norm: list[float] = data["norm"]
+
+    def query_terms(self, text: str) -> dict[str, float]:
+        """Known query terms with their weights (repeats count, but saturate: a long log must not shout)."""
+        counts: dict[str, int] = {}
+        for t in tokens(text):
+            if t in self.idf and t not in COMMON:
+                counts[t] = counts.get(t, 0) + 1
+        return {t: 1.0 + math.log(c) for t, c in counts.items()}
+
+    def scores(self, q: dict[str, float]) -> list[tuple[float, float, list[str]]]:
+        """Per entry: (BM25 score, share of the query's information the entry covers, shared terms)."""
+        total = sum(self.idf[t] * w for t, w in q.items()) or 1.0
+        out = []
+        for tf, norm in zip(self.docs, self.norm):
+            s, cov, shared = 0.0, 0.0, []
+            for t, w in q.items():
+                f = tf.get(t)
+                if f:
+                    idf = self.idf[t]
+                    s += idf * w * f * (K1 + 1) / (f + norm)
+                    cov += idf * w
+                    shared.append(t)
+            out.append((s, cov / total, shared))
+        return out
