@@ -24,11 +24,12 @@ MAX_SCAN = 1 << 20  # how much of a pasted text is searched for known messages
 # a text about gpt-oss: the model, its format, its tokens or its reasoning settings
 GPTOSS_RE = re.compile(
     r"gpt[-_ ]?oss|harmony|o200k|<\|(?:channel|message|start|call|return|constrain)\|>|\b(?:199998|199999|"
-    r"20000[0-9]|2000[1-9]\d)\b|mxfp4|reasoning[_ ]effort|assistantfinal|\b(?:20|120)b\b", re.I)
+    r"20000[0-9]|2000[1-9]\d)\b|mxfp4|assistantfinal|\b(?:20|120)b\b", re.I)
 # another model family named, without gpt-oss: a lexical resemblance is not a diagnosis
 OTHER_MODEL_RE = re.compile(
     r"\b(?:qwen\d*|llama[- ]?[234]|llama3|mistral|mixtral|deepseek|gemma\d*|glm-?\d|kimi|phi-?\d|granite|"
-    r"command-r|internlm|minimax|nemotron|seed-oss|falcon|hermes-?\d|claude|gemini|devstral|magistral)", re.I)
+    r"command-r|internlm|minimax|nemotron|seed-oss|falcon|hermes-?\d|claude|gemini|devstral|magistral|"
+    r"o[134](?:-mini|-pro|-preview)?|gpt-?(?:3\.5|4|4o|4\.1|5)(?:[.-][\w.]+)?|grok|ernie|baichuan|yi-\d)\b", re.I)
 
 
 PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}|\[[\w.]+\.py:\d+\]|\b\w+\.py\b")
@@ -138,6 +139,7 @@ class _Query:
     lexical: dict[str, float]
     gptoss: bool
     other_model: bool
+    prose: bool  # a description in words, not an error message
 
 
 def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
@@ -168,6 +170,9 @@ def _lexical_score(cov: float, rel: float, s: float, q: _Query) -> float:
     score = (0.25 + 0.55 * cov) * (0.35 + 0.65 * info) * (0.55 + 0.45 * rel)
     if not q.gptoss:
         score *= 0.8
+        if not q.prose:
+            # an error message that resembles a known one but is neither quoted by it nor about gpt-oss: a lead
+            score = min(score, MEDIUM - 0.03)
     if q.other_model and not q.gptoss:
         score = min(score, 0.3)
     return score
@@ -206,6 +211,10 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
             elif not GENERIC_ENGINES & set(e.engines):
                 score -= 0.12
                 evidence.append(f"but the text is from {', '.join(real_engines)}, which this issue does not name")
+        if q.other_model and not q.gptoss and score > 0.4:
+            # the text is about another model: the same words (even the same message) are no diagnosis
+            score = 0.4
+            evidence.append("but the text names another model, not gpt-oss")
         out.append((min(max(score, 0.0), 0.99), evidence))
     return out
 
@@ -229,7 +238,16 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     return _Query(
         messages=messages, haystack=_norm(body), shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
         findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
-        gptoss=gptoss, other_model=bool(OTHER_MODEL_RE.search(body[:65536])))
+        gptoss=gptoss, other_model=bool(OTHER_MODEL_RE.search(body[:65536])), prose=_is_prose(lex_text))
+
+
+_PROSE_WORDS = frozenset("""i my we our it is are was the a an and but when with not does doesn't don't can't cannot
+after before then this that to of in on for but why how what seems get gets got using use used me you""".split())
+
+
+def _is_prose(text: str) -> bool:
+    words = re.findall(r"[a-z']+", text[:4000].lower())
+    return len(words) >= 4 and sum(w in _PROSE_WORDS for w in words) / len(words) >= 0.2
 
 
 def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engine: str | None = None,

@@ -102,21 +102,36 @@ class Ranker:
         self.norm: list[float] = data["norm"]
 
     def query_terms(self, text: str) -> dict[str, float]:
-        """Known query terms with their weights (repeats count, but saturate: a long log must not shout)."""
+        """Query terms with their weights (repeats count, but saturate: a long log must not shout).
+
+        Words no entry uses are kept under the key "" as one total weight: they are information the
+        knowledge base does not explain ("Frobnicator overflow"), so they lower every entry's coverage."""
         counts: dict[str, int] = {}
+        unknown: set[str] = set()
         for t in tokens(text):
-            if t in self.idf and t not in COMMON:
+            if t in COMMON:
+                continue
+            if t in self.idf:
                 counts[t] = counts.get(t, 0) + 1
-        return {t: 1.0 + math.log(c) for t, c in counts.items()}
+            elif t.isalpha() and len(t) >= 4:
+                unknown.add(t)
+        q = {t: 1.0 + math.log(c) for t, c in counts.items()}
+        if unknown:
+            q[""] = min(len(unknown), 12) * 0.5 * self.unknown_idf
+        return q
+
+    @property
+    def unknown_idf(self) -> float:
+        return math.log(1 + (len(self.docs) + 0.5) / 0.5)
 
     def scores(self, q: dict[str, float]) -> list[tuple[float, float, list[str]]]:
         """Per entry: (BM25 score, share of the query's information the entry covers, shared terms)."""
-        total = sum(self.idf[t] * w for t, w in q.items()) or 1.0
+        total = (sum(self.idf[t] * w for t, w in q.items() if t) + q.get("", 0.0)) or 1.0
         out = []
         for tf, norm in zip(self.docs, self.norm):
             s, cov, shared = 0.0, 0.0, []
             for t, w in q.items():
-                f = tf.get(t)
+                f = tf.get(t) if t else None
                 if f:
                     idf = self.idf[t]
                     s += idf * w * f * (K1 + 1) / (f + norm)

@@ -1,0 +1,131 @@
+"""What broken servers print: leaked Harmony parsed into messages, flattened channels, duplicated stream
+fragments, tool calls as text — and the seed reports of issue 7 each ranked first with fixes for the right layer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from gptoss_doctor import artifacts, matching
+from gptoss_doctor.explain import explain_text
+
+# vectorize-io/hindsight#2222: what reached the agent through a litellm proxy in front of a hosted gpt-oss
+HINDSIGHT = '<|start|>assistant<|channel|>commentary to=functions.recall<|message|>{"query": "..."}<|call|>'
+# InternLM/lmdeploy#4014: a streamed tool call whose every fragment arrived twice
+LMDEPLOY_4014 = ('{"index": 0, "id": "chatcmpl-tool-1", "type": "function", "function": {"name": "get_weather", '
+                 '"arguments": "{\\n{\\n   \\" \\"locationlocation\\":\\": \\" \\"ParisParis,, France France\\"\\n\\"\\n}}"}}')
+
+
+def _top(text: str) -> matching.Match:
+    found = matching.match_text(text)
+    assert found, text
+    return found[0]
+
+
+def test_harmony_grammar_gives_role_channel_recipient_type_and_content():
+    text = ('<|channel|>analysis<|message|>Need the tables.<|end|><|start|>assistant<|channel|>commentary '
+            'to=sql_db_list_tables <|constrain|>json<|message|>{}<|call|>')
+    msgs = artifacts.parse_harmony(text)
+    assert [m.channel for m in msgs] == ["analysis", "commentary"]
+    assert msgs[0].inferred_role and msgs[0].content == "Need the tables." and msgs[0].end == "end"
+    call = msgs[1]
+    assert (call.role, call.recipient, call.content_type, call.content, call.end) == (
+        "assistant", "sql_db_list_tables", "json", "{}", "call")
+    assert call.tool_name == "sql_db_list_tables"
+
+
+def test_a_cut_off_message_is_still_returned():
+    msgs = artifacts.parse_harmony("<|start|>assistant<|channel|>final<|message|>Hello, wor")
+    assert len(msgs) == 1 and msgs[0].content == "Hello, wor" and msgs[0].end is None
+
+
+@pytest.mark.parametrize("text,channels", [
+    ("analysisThe user greets us.assistantfinalHello!", ["analysis", "final"]),
+    ("assistantfinalHello", ["final"]),
+    ('analysisNeed weather.assistantcommentary to=functions.get_weather json{"city":"Paris"}', ["analysis", "commentary"]),
+])
+def test_flattened_channels_are_recognised_with_or_without_analysis(text, channels):
+    arts, msgs = artifacts.recognise(text)
+    assert [a.kind for a in arts] == ["flattened-channels"]
+    assert [m.channel for m in msgs] == channels
+
+
+def test_prose_is_no_artifact():
+    for text in ("The final analysis shows the assistant was right.", "I like couscous and bonbons.",
+                 "murmur murmur", '{"tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}'):
+        assert artifacts.recognise(text)[0] == [], text
+
+
+def test_hindsight_2222_leak_names_its_entry_with_fixes_for_every_layer():
+    top = _top(HINDSIGHT)
+    assert top.entry.id == "raw-harmony-tool-call-in-content" and top.confidence == "high"
+    assert "https://github.com/vectorize-io/hindsight/issues/2222" in top.entry.urls
+    layers = top.to_json()["fixes_by_layer"]
+    assert {"server", "proxy", "client"} <= set(layers)
+
+
+def test_hindsight_2222_json_has_the_parsed_messages_and_no_role_as_tool(vocab_dir):
+    r = run_cli("explain", "--json", "--offline", HINDSIGHT)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["tool_names"] == ["recall"]
+    assert doc["harmony_messages"] == [{"role": "assistant", "channel": "commentary", "recipient": "functions.recall",
+                                        "content": '{"query": "..."}', "end": "call"}]
+    assert doc["artifacts"][0]["kind"] == "harmony-leak"
+    assert doc["matches"][0]["id"] == "raw-harmony-tool-call-in-content"
+
+
+def test_hindsight_leak_through_litellm_says_the_server_behind_the_proxy():
+    text = "litellm.proxy: response from hosted gpt-oss-120b\n" + HINDSIGHT
+    ex = explain_text(text, allow_download=False)
+    assert ex.origin == "server" and "behind the litellm proxy" in ex.origin_detail
+    assert ex.matches[0].entry.id == "raw-harmony-tool-call-in-content"
+
+
+def test_lmdeploy_4014_duplicated_fragments_rank_the_lmdeploy_entry_first():
+    ex = explain_text(LMDEPLOY_4014, allow_download=False)
+    assert [a.kind for a in ex.artifacts] == ["duplicated-fragments"]
+    assert ex.matches[0].entry.id == "lmdeploy-streaming-tool-args-duplicated"
+    assert ex.matches[0].confidence in ("high", "medium")
+    assert ex.origin == "server"
+
+
+def test_vllm_30222_symptom_finds_the_code_interpreter_entry():
+    top = _top("gpt-oss response api: streaming + code interpreter has bugs, the python tool output never reaches the model")
+    assert top.entry.id == "vllm-responses-streaming-code-interpreter-output-lost"
+
+
+def test_a_known_message_inside_a_longer_paste_matches_like_the_bare_message():
+    bare = "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006"
+    pasted = ("I get this after the first tool call, any idea?\n\n```\n"
+              "INFO:     10.0.0.5:51234 - \"POST /v1/chat/completions HTTP/1.1\" 500 Internal Server Error\n"
+              f"(APIServer pid=7) ERROR 11-02 10:00:01 [serving_chat.py:1145] {bare}\n```\nthanks")
+    a, b = _top(bare), _top(pasted)
+    assert a.entry.id == b.entry.id == "stale-generation-config-call-token"
+    assert b.confidence == "high"
+
+
+@pytest.mark.parametrize("wording", ['Some("to=functions.web-browsing")', '["to=functions.web-browsing"]'])
+def test_both_header_error_wordings_match(wording):
+    top = _top(f"openai_harmony.HarmonyError: unexpected tokens remaining in message header: {wording}")
+    assert top.confidence == "high" and "header" in top.entry.id
+
+
+def test_harmony_markup_does_not_switch_off_symptom_matching():
+    top = _top("Open WebUI shows <|channel|>analysis<|message|> and the reasoning as part of the answer")
+    assert top.confidence in ("high", "medium")
+    assert "probe.harmony_leak" in top.entry.findings or "probe.reasoning" in top.entry.findings
+
+
+def test_no_match_says_so_and_gives_the_search_to_run():
+    r = run_cli("explain", "--json", "--offline",
+                "(APIServer pid=1) ERROR 11-02 10:00:01 [serving_chat.py:1145] ValueError: Frobnicator overflow")
+    doc = json.loads(r.stdout)
+    assert not [m for m in doc["matches"] if m["confidence"] in ("high", "medium")]
+    assert doc["search"]["query"] == "ValueError: Frobnicator overflow"
+    assert doc["search"]["trackers"][0]["repo"] == "vllm-project/vllm"
+    assert doc["search"]["trackers"][0]["url"].startswith("https://github.com/vllm-project/vllm/issues?q=")
+    human = run_cli("explain", "--offline", "ValueError: Frobnicator overflow in the vLLM serve loop").stdout.decode()
+    assert "No known issue" in human and "search for:" in human
