@@ -129,3 +129,39 @@ def test_no_match_says_so_and_gives_the_search_to_run():
     assert doc["search"]["trackers"][0]["url"].startswith("https://github.com/vllm-project/vllm/issues?q=")
     human = run_cli("explain", "--offline", "ValueError: Frobnicator overflow in the vLLM serve loop").stdout.decode()
     assert "No known issue" in human and "search for:" in human
+
+
+def test_online_lists_issue_search_hits_as_unverified_leads_and_sends_no_token():
+    from github.search_api import SearchAPI
+
+    hit = {"number": 4242, "title": "Frobnicator overflow after upgrade \x1b[2J", "state": "open",
+           "html_url": "https://github.com/vllm-project/vllm/issues/4242", "updated_at": "2026-10-01T00:00:00Z"}
+    api = SearchAPI({"vllm-project/vllm": [hit]}).start()
+    try:
+        env = {"GPTOSS_DOCTOR_GITHUB_API": api.url, "GITHUB_TOKEN": "ghp_secret_must_not_travel"}
+        text = "(APIServer pid=1) ERROR 11-02 10:00:01 [serving_chat.py:1145] ValueError: Frobnicator overflow"
+        doc = json.loads(run_cli("explain", "--json", "--offline", "--online", text, env=env).stdout)
+        assert doc["online"]["searched"] and doc["online"]["query"] == "ValueError: Frobnicator overflow"
+        assert doc["online"]["leads"][0]["url"] == hit["html_url"]
+        assert all("authorization" not in r["headers"] for r in api.requests)
+        assert '"ValueError: Frobnicator overflow" repo:vllm-project/vllm' in api.requests[0]["query"]["q"]
+        human = run_cli("explain", "--offline", "--online", text, env=env)
+        assert "Unverified leads" in human.stdout.decode() and "#4242" in human.stdout.decode()
+        assert human.returncode == 0 and b"\x1b" not in human.stdout
+    finally:
+        api.stop()
+
+
+def test_online_is_not_asked_when_a_known_issue_matches_and_survives_a_rate_limit():
+    from github.search_api import SearchAPI
+
+    api = SearchAPI(status=403).start()
+    try:
+        env = {"GPTOSS_DOCTOR_GITHUB_API": api.url}
+        doc = json.loads(run_cli("explain", "--json", "--offline", "--online", HINDSIGHT, env=env).stdout)
+        assert doc["online"]["searched"] is False and api.requests == []
+        doc = json.loads(run_cli("explain", "--json", "--offline", "--online", "ValueError: Frobnicator overflow",
+                                 env=env).stdout)
+        assert doc["online"]["leads"] == [] and "403" in doc["online"]["problems"][0]
+    finally:
+        api.stop()

@@ -156,6 +156,34 @@ def _render_artifacts(out: Output, ex) -> None:
     out.line()
 
 
+def _online_leads(ex) -> dict:
+    """GitHub issue-search hits for the normalised message, only when no known issue is confident."""
+    hint = ex.search_hint()
+    if hint is None:
+        reason = "a known issue matched" if ex.confident else "no error message to search for"
+        return {"searched": False, "reason": reason, "leads": [], "problems": []}
+    from gptoss_doctor import online
+
+    leads, problems = online.search(hint["query"], [t["repo"] for t in hint["trackers"]])
+    return {"searched": True, "query": hint["query"], "api": online.api_base(),
+            "leads": [lead.to_json() for lead in leads], "problems": problems}
+
+
+def _render_leads(out: Output, leads: dict) -> None:
+    if not leads["searched"]:
+        out.note(f"--online: not searched ({leads['reason']})")
+        return
+    out.heading("Unverified leads from GitHub's issue search")
+    if not leads["leads"]:
+        out.detail("no hits" + (f" ({'; '.join(leads['problems'])})" if leads["problems"] else ""), 2)
+    for lead in leads["leads"]:
+        out.detail(f"{lead['repo']}#{lead['number']} [{lead['state']}] {lead['title']}", 2)
+        out.detail(lead["url"], 6)
+    for p in leads["problems"] if leads["leads"] else []:
+        out.note(f"--online: {p}")
+    out.line()
+
+
 def _summary(out: Output, ex) -> None:
     top = ex.matches[0] if ex.matches else None
     n = len(ex.parsed.errors)
@@ -181,6 +209,8 @@ def register(app: typer.Typer) -> None:
         top: int = typer.Option(5, "--top", min=1, max=50, help="How many known issues to list."),
         offline: bool = typer.Option(False, "--offline", help="Never download the vocabulary."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every error and every fix."),
+        online: bool = typer.Option(False, "--online", help="When nothing matches, ask GitHub's issue search for the "
+                                    "message and list the hits as unverified leads (off by default)."),
     ) -> None:
         from gptoss_doctor.cli import run_command
 
@@ -206,10 +236,16 @@ def register(app: typer.Typer) -> None:
             p = ex.parsed
             if p.bytes == 0 or (not p.errors and p.bytes <= len(p.sample.encode()) and not p.sample.strip()):
                 raise UsageError("the input is empty: nothing to explain")
+            leads = _online_leads(ex) if online else None
             if out.json_mode:
-                out.json("explain", {"ok": True, **ex.to_json()})
+                doc = {"ok": True, **ex.to_json()}
+                if leads is not None:
+                    doc["online"] = leads
+                out.json("explain", doc)
             else:
                 render_explanation(out, ex, verbose=verbose)
+                if leads is not None:
+                    _render_leads(out, leads)
                 _summary(out, ex)
             return 0
 
