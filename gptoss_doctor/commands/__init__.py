@@ -8,6 +8,6 @@ from __future__ import annotations
 
 
 def COMMAND_MODULES():  # noqa: N802 - a constant-like registry
-    from gptoss_doctor.commands import check, explain, fixconfig, kb, scan
+    from gptoss_doctor.commands import check, explain, fixconfig, kb, mcp, scan
 
-    return [check.register, explain.register, fixconfig.register, kb.register, scan.register]
+    return [check.register, explain.register, fixconfig.register, kb.register, scan.register, mcp.register]
