@@ -175,6 +175,10 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
 
 
 def explain_text(text: str, **kw) -> Explanation:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (bytes that were not UTF-8): make them U+FFFD once, here
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return explain_parsed(parsing.parse_text(text), text=text, **kw)
 
 

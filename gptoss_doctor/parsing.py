@@ -234,6 +234,8 @@ def _json_error(line: str) -> tuple[str, int | None] | None:
     data = None
     try:
         data = json.loads(blob)
+    except RecursionError:  # a body nested a thousand deep is hostile, not an error message
+        return None
     except ValueError:
         try:
             if len(blob) < 20000:

@@ -175,34 +175,62 @@ def _offline() -> bool:
     return any(os.environ.get(v, "") not in ("", "0", "false") for v in ("GPTOSS_DOCTOR_OFFLINE", "HF_HUB_OFFLINE"))
 
 
+DOWNLOAD_LIMIT = 16 << 20  # o200k_base.tiktoken is ~3.6 MB
+DOWNLOAD_DEADLINE = 60.0
+DETOKENIZE_DEADLINE = 10.0  # for all IDs together, whatever the server does
+DETOKENIZE_MAX_IDS = 64
+
+
 def _download() -> bytes:
-    import httpx
+    """The vocabulary from its URL, with the same capped, deadlined client as ``check`` (whole-request deadline)."""
+    import asyncio
+
+    from gptoss_doctor.http import Client
 
     url = os.environ.get("GPTOSS_DOCTOR_VOCAB_URL", O200K_URL)
-    with httpx.Client(timeout=httpx.Timeout(20.0, connect=3.0), follow_redirects=True) as client:
-        resp = client.get(url)
-        resp.raise_for_status()
-        return resp.content
+    base, _, path = url.partition("://")
+    host, _, rest = path.partition("/")
+
+    async def run() -> bytes:
+        async with Client(f"{base}://{host}", timeout=DOWNLOAD_DEADLINE, json_limit=DOWNLOAD_LIMIT) as c:
+            r = await c.get("/" + rest, auth=False)
+            if not r.ok:
+                raise OSError(r.describe())
+            return r.body
+
+    return asyncio.run(run())
 
 
 def _detokenize(url: str, ids: list[int], model: str | None, api_key: str | None) -> dict[int, str]:
-    import httpx
+    """Texts of ``ids`` from a server's /detokenize: concurrent, each answer capped, all within one deadline."""
+    import asyncio
 
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    from gptoss_doctor.http import Client
+
     out: dict[int, str] = {}
-    with httpx.Client(timeout=5.0, follow_redirects=False, headers=headers) as client:
-        for i in ids[:64]:
-            body: dict = {"tokens": [i]}
-            if model:
-                body["model"] = model
-            resp = client.post(url.rstrip("/") + "/detokenize", json=body)
-            if resp.status_code != 200:
-                break
-            data = resp.json()
-            if isinstance(data, dict):
-                text = next((data[k] for k in ("prompt", "text", "content") if isinstance(data.get(k), str)), None)
-                if text is not None:
-                    out[i] = text
+
+    async def run() -> None:
+        async with Client(url, api_key=api_key, timeout=5.0, json_limit=64 * 1024) as c:
+            gate = asyncio.Semaphore(8)
+
+            async def one(i: int) -> None:
+                body: dict = {"tokens": [i]}
+                if model:
+                    body["model"] = model
+                async with gate:
+                    r = await c.post("/detokenize", body)
+                data = r.json_object() if r.ok else None
+                if data is not None:
+                    text = next((data[k] for k in ("prompt", "text", "content") if isinstance(data.get(k), str)), None)
+                    if text is not None:
+                        out[i] = text[:1000]
+
+            await asyncio.wait_for(asyncio.gather(*(one(i) for i in ids[:DETOKENIZE_MAX_IDS])), DETOKENIZE_DEADLINE)
+
+    try:
+        asyncio.run(run())
+    except asyncio.TimeoutError:
+        pass  # keep what arrived in time
     return out
 
 
