@@ -170,9 +170,6 @@ def _lexical_score(cov: float, rel: float, s: float, q: _Query) -> float:
     score = (0.25 + 0.55 * cov) * (0.35 + 0.65 * info) * (0.55 + 0.45 * rel)
     if not q.gptoss:
         score *= 0.8
-        if not q.prose:
-            # an error message that resembles a known one but is neither quoted by it nor about gpt-oss: a lead
-            score = min(score, MEDIUM - 0.03)
     if q.other_model and not q.gptoss:
         score = min(score, 0.3)
     return score
@@ -211,6 +208,9 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
             elif not GENERIC_ENGINES & set(e.engines):
                 score -= 0.12
                 evidence.append(f"but the text is from {', '.join(real_engines)}, which this issue does not name")
+        if not strong and not q.gptoss and not q.prose:
+            # an error message that resembles a known one but is neither quoted by it nor about gpt-oss: a lead
+            score = min(score, MEDIUM - 0.03)
         if q.other_model and not q.gptoss and score > 0.4:
             # the text is about another model: the same words (even the same message) are no diagnosis
             score = 0.4
@@ -238,7 +238,7 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     return _Query(
         messages=messages, haystack=_norm(body), shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
         findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
-        gptoss=gptoss, other_model=bool(OTHER_MODEL_RE.search(body[:65536])), prose=_is_prose(lex_text))
+        gptoss=gptoss, other_model=bool(OTHER_MODEL_RE.search(body[:65536])), prose=not structured and _is_prose(lex_text))
 
 
 _PROSE_WORDS = frozenset("""i my we our it is are was the a an and but when with not does doesn't don't can't cannot
