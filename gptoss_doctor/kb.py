@@ -281,11 +281,26 @@ def load(directory: Path | None = None) -> list[Entry]:
             tmp = cache.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps([e.__dict__ for e in entries]), encoding="utf-8")
             os.replace(tmp, cache)
+            _prune(cache)
         except OSError:
             pass  # a read-only home is fine: we just parse the YAML each time
         _CACHE_OF[id(entries)] = cache
     _LOADED[key] = entries
     return entries
+
+
+def _prune(keep: Path, max_age: float = 7 * 86400) -> None:
+    """Drop compiled caches of older knowledge-base versions (a week unused), so edits do not pile files up."""
+    import time
+
+    now = time.time()
+    stem = keep.name.split(".", 1)[0]
+    for p in keep.parent.glob("kb-*"):
+        try:
+            if not p.name.startswith(stem) and now - p.stat().st_mtime > max_age:
+                p.unlink()
+        except OSError:
+            pass
 
 
 def ranker(entries: list[Entry]):
