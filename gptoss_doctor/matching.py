@@ -48,6 +48,10 @@ _SHAPE_SUBS = [
 ]
 
 
+def _literal_words(shaped: str) -> int:
+    return sum(1 for w in re.findall(r"[a-z]{2,}", shaped))
+
+
 def shape(text: str) -> str:
     """A message with its variable parts (quoted names, paths, ids, numbers) replaced by placeholders."""
     s = _norm(text)
@@ -148,7 +152,8 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
         if len(known) >= 8 and known in q.haystack:
             return 0.8 + min(0.1, len(known) / 500), f'the text quotes the known message "{raw}"'
     for shp, raw in zip(ix.shapes(i), e.messages):
-        if len(shp) >= 16 and shp.count(" ") >= 2 and shp in q.shaped:
+        # only messages with enough fixed wording: "no module named Q" would match every missing module
+        if len(shp) >= 16 and _literal_words(shp) >= 5 and shp in q.shaped:
             return 0.74, f'the text has the known message "{raw}" (with other names or numbers)'
     for rx in ix.patterns(i):
         for m in q.messages:
