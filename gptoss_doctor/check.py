@@ -38,6 +38,8 @@ TITLES = {
     "probe.stream.framing": "SSE framing", "probe.responses": "Responses API",
     "probe.responses.function_call": "Responses function call", "probe.responses.reasoning": "Responses reasoning events",
     "probe.responses.tool_output": "Tool output in a second turn",
+    "probe.structured_output": "Structured output", "metrics.saturation": "Saturation (/metrics)",
+    "metrics.ttft": "Time to first token",
 }
 
 PORT_HINT = "vLLM 8000, SGLang 30000, llama.cpp 8080, Ollama 11434, LMDeploy 23333, LM Studio 1234, LiteLLM 4000"
@@ -117,6 +119,8 @@ DEFAULT_FIXES = {
     "tokenizer.special_tokens": "serve the official openai/gpt-oss tokenizer files (tokenizer.json, tokenizer_config.json)",
     "models.listed": "check --served-model-name and that the model finished loading",
     "engine.identified": "nothing to fix; the checks still run with generic expectations",
+    "probe.structured_output": "upgrade the engine's structured-output (guided decoding) support for gpt-oss; until "
+                               "then validate JSON on the client or ask for JSON in the prompt without response_format",
 }
 
 

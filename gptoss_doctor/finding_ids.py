@@ -37,4 +37,7 @@ FINDING_IDS: dict[str, str] = {
     "probe.responses.function_call": "the Responses API returns a function_call item",
     "probe.responses.reasoning": "the Responses API streams reasoning events",
     "probe.responses.tool_output": "tool output is seen by the model in a two-turn conversation",
+    "probe.structured_output": "response_format with a JSON schema gives JSON that follows it",
+    "metrics.saturation": "the engine's /metrics show no saturation (KV cache, queue, preemptions)",
+    "metrics.ttft": "time to first token of a tiny request",
 }

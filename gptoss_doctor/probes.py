@@ -653,7 +653,9 @@ async def run_all(ctx: Ctx, deep: bool) -> list[Obs]:
     """Every probe, concurrently where independent."""
     tools_task = asyncio.ensure_future(tools(ctx))
     stream_task = asyncio.ensure_future(tools_stream(ctx))
-    jobs = [chat(ctx), chat_stream(ctx)]
+    from gptoss_doctor import probe_extras
+
+    jobs = [chat(ctx), chat_stream(ctx), probe_extras.structured_output(ctx), probe_extras.saturation(ctx)]
     if deep:
         jobs += [responses_stream(ctx), responses_two_turn(ctx)]
 
@@ -667,7 +669,8 @@ async def run_all(ctx: Ctx, deep: bool) -> list[Obs]:
             out += more
         return out
 
-    ids = ["probe.tools.call", "probe.chat", "probe.stream.framing", "probe.responses", "probe.responses.tool_output"]
+    ids = ["probe.tools.call", "probe.chat", "probe.stream.framing", "probe.structured_output", "metrics.saturation",
+           "probe.responses", "probe.responses.tool_output"]
     results = await asyncio.gather(*(guard(job, fid) for job, fid in zip([tool_chain(), *jobs], ids)))
     return [o for group in results for o in group]
 

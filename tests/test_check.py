@@ -356,3 +356,24 @@ def test_gpt_oss_under_another_name_is_recognised_by_its_tokenizer():
         r = run_check(srv.url, quick=True)
     assert by_id(r)["models.gpt_oss"].status == "pass"
     assert r.models[0].gpt_oss is True
+
+
+def test_saturation_from_metrics_is_reported_with_vllm_flags():
+    with serve("vllm", faults=("saturated",)) as srv:
+        r = run_check(srv.url)
+    sat = [c for c in r.checks if c.id == "metrics.saturation"]
+    assert sat and sat[0].status == "warn", [(c.id, c.status, c.detail) for c in r.checks if c.id.startswith("metrics")]
+    text = " ".join([sat[0].detail, *sat[0].evidence, sat[0].fix])
+    assert "KV cache 98% full" in text and "waiting" in text and "preemption" in text
+    assert "--gpu-memory-utilization" in sat[0].fix
+    assert r.code(strict=False) == 0 and r.code(strict=True) == 1  # a warning, not a failure
+    assert any(c.id == "metrics.ttft" and c.status == "pass" for c in r.checks)
+
+
+def test_structured_output_with_harmony_in_the_json_fails():
+    with serve("vllm", faults=("structured_harmony",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    assert f["probe.structured_output"].status == "fail" and "Harmony markup" in f["probe.structured_output"].detail
+    with serve("vllm") as srv:
+        assert by_id(run_check(srv.url))["probe.structured_output"].status == "pass"

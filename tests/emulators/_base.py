@@ -28,6 +28,8 @@ FAULTS = (
     "dead",
     "no_responses_api",
     "responses_tool_output_lost",
+    "saturated",
+    "structured_harmony",
 )
 
 SSE_CT = "text/event-stream; charset=utf-8"
@@ -197,7 +199,8 @@ class Engine(HTTPApp):
         tool_choice = body.get("tool_choice", "auto")
         return M.plan(body.get("messages") or [], tools=body.get("tools"), tool_choice=tool_choice,
                       max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
-                      faults=self.faults, reasoning_effort=body.get("reasoning_effort") or "medium")
+                      faults=self.faults, reasoning_effort=body.get("reasoning_effort") or "medium",
+                      response_format=body.get("response_format"))
 
     def chat_completions(self, req: Request) -> Response:
         body, err = self.parse_body(req)

@@ -219,7 +219,8 @@ def choose_tool(tools: Any, tool_choice: Any) -> Optional[tuple]:
 
 
 def plan(messages: list, tools: Any = None, tool_choice: Any = "auto", max_tokens: Any = None,
-         faults: tuple = (), reasoning_effort: str = "medium", tool_output_lost: bool = False) -> Turn:
+         faults: tuple = (), reasoning_effort: str = "medium", tool_output_lost: bool = False,
+         response_format: Any = None) -> Turn:
     """Decide what the model answers, then apply output faults."""
     messages = [m for m in (messages or []) if isinstance(m, dict)]
     last = messages[-1] if messages else {}
@@ -244,6 +245,14 @@ def plan(messages: list, tools: Any = None, tool_choice: Any = "auto", max_token
         tc = ToolCall(name=name, arguments=args)
         turn = Turn(reasoning=reasoning, content=None, tool_calls=[tc], finish_reason="tool_calls",
                     stop_token=CALL_ID, wanted_tool=tc)
+    elif isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        # structured output: the final channel is constrained to the schema (vLLM/SGLang guided decoding);
+        # with "structured_harmony" the grammar also swallowed the channel markup (an engine bug seen in the wild)
+        schema = ((response_format.get("json_schema") or {}).get("schema")) or {}
+        content = args_json(build_arguments(schema))
+        if "structured_harmony" in faults:
+            content = "<|channel|>final<|message|>" + content
+        turn = Turn(reasoning="The user wants JSON that follows the schema.", content=content)
     else:
         turn = Turn(reasoning=GREETING_REASONING, content=GREETING)
 

@@ -112,13 +112,16 @@ class VLLM(Engine):
 
     def metrics(self, req: Request) -> Response:
         lab = f'engine="0",model_name="{self.model}"'
+        busy = self.has("saturated")
         lines = [
             "# HELP vllm:num_requests_running Number of requests in model execution batches.",
-            "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{{{lab}}} 0.0",
+            "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{{{lab}}} {'64.0' if busy else '0.0'}",
             "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
-            "# TYPE vllm:num_requests_waiting gauge", f"vllm:num_requests_waiting{{{lab}}} 0.0",
+            "# TYPE vllm:num_requests_waiting gauge", f"vllm:num_requests_waiting{{{lab}}} {'23.0' if busy else '0.0'}",
             "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
-            "# TYPE vllm:kv_cache_usage_perc gauge", f"vllm:kv_cache_usage_perc{{{lab}}} 0.0",
+            "# TYPE vllm:kv_cache_usage_perc gauge", f"vllm:kv_cache_usage_perc{{{lab}}} {'0.98' if busy else '0.0'}",
+            "# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.",
+            "# TYPE vllm:num_preemptions_total counter", f"vllm:num_preemptions_total{{{lab}}} {'57.0' if busy else '0.0'}",
             "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.",
             "# TYPE vllm:prompt_tokens_total counter", f"vllm:prompt_tokens_total{{{lab}}} 0.0",
         ]
