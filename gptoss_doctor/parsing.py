@@ -87,6 +87,8 @@ PREFIX_RES = [_Lazy(p) for p in [
 ]]
 OLLAMA_RE = _Lazy(r'level=(\w+) source=([\w./-]+:\d+) msg="((?:[^"\\]|\\.)*)"(?: .*?error="((?:[^"\\]|\\.)*)")?')
 
+QUIET_LEVEL_RE = _Lazy(r"^\s*(?:\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*)?(?:WARNING|WARN|INFO|DEBUG)\b"
+                       r"|^\s*\d{4}-\d\d-\d\d[ T][\d:.,]+\s*(?:-\s*[\w.]+\s*-\s*)?(?:WARNING|WARN|INFO|DEBUG)\b|.*\blevel=(?:WARN|INFO|DEBUG)\b")
 EXC_LINE_RE = _Lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
 EXC_INLINE_RE = _Lazy(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
 SDK_RE = _Lazy(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
@@ -361,7 +363,10 @@ class Scanner:
                 via = "sse" if raw.lstrip().startswith("data:") else "http-body"
                 self._add(ParsedError(ikind or "json-body", msg, code=icode, status=status, line=lineno, engine=engine, via=via), raw)
                 return
-        exc = EXC_LINE_RE.match(line) or EXC_INLINE_RE.search(line)
+        # an exception named in passing by a WARNING/INFO line ("… errors like `OSError: [Errno 24] …`") is advice,
+        # not an error: only a line that starts with the exception counts there
+        quiet = bool(QUIET_LEVEL_RE.match(raw))
+        exc = EXC_LINE_RE.match(line) or (None if quiet else EXC_INLINE_RE.search(line))
         if kind in ("harmony", "vocab", "flattened"):
             self._add(ParsedError(kind, line[:2000], code=code, exception=exc.group(1) if exc else None, line=lineno, engine=engine), raw)
             return
