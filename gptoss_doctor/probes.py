@@ -107,17 +107,24 @@ def http_failure(probe_id: str, what: str, r: Response) -> list[Obs]:
 
 
 def content_checks(content: str, where: str) -> list[Obs]:
+    from gptoss_doctor.artifacts import parse_flattened, parse_harmony
+
     obs = []
     m = HARMONY_MARKUP_RE.search(content)
     if m:
         i = max(0, m.start() - 40)
-        obs.append(Obs("probe.harmony_leak", "fail", f"raw Harmony markup {m.group(0)!r} in {where}",
+        calls = [x.tool_name for x in parse_harmony(content) if x.tool_name]
+        what = f"a tool call to {calls[0]} leaked as raw Harmony" if calls else f"raw Harmony markup {m.group(0)!r}"
+        obs.append(Obs("probe.harmony_leak", "fail", f"{what} in {where}",
                        [f"{where}: {_short(content[i:], 200)}"]))
     else:
         obs.append(Obs("probe.harmony_leak", "pass", f"no Harmony markup in {where}"))
+    # with or without the analysis part: "analysis…assistantfinal…", "assistantfinalHello", "finalHello"
+    flat = parse_flattened(content) if not m else []
     f = FLATTENED_RE.search(content) if not m else None
-    if f:
-        obs.append(Obs("probe.flattened_channels", "fail", f"flattened channels (analysis…assistantfinal…) in {where}",
+    if f or flat:
+        chans = "…".join(x.channel or "" for x in flat[:3]) or "analysis…assistantfinal"
+        obs.append(Obs("probe.flattened_channels", "fail", f"flattened channels ({chans}…) in {where}",
                        [f"{where}: {_short(content, 200)}"]))
     else:
         obs.append(Obs("probe.flattened_channels", "pass", f"no flattened channel names in {where}"))
@@ -127,11 +134,17 @@ def content_checks(content: str, where: str) -> list[Obs]:
 def reasoning_obs(field_name: Optional[str], content: str, where: str, ctx: Ctx) -> Obs:
     if field_name:
         return Obs("probe.reasoning", "pass", f"reasoning returned in '{field_name}' ({where})")
-    leaked = bool(HARMONY_MARKUP_RE.search(content) or FLATTENED_RE.search(content))
+    from gptoss_doctor.artifacts import parse_flattened, parse_harmony
+
+    msgs = parse_harmony(content) if HARMONY_MARKUP_RE.search(content) else parse_flattened(content)
+    leaked = bool(msgs or FLATTENED_RE.search(content))
     status = "fail" if (ctx.gpt_oss and ctx.engine not in NO_REASONING_FIELD) or leaked else "warn"
     detail = f"no reasoning / reasoning_content field ({where})"
-    if leaked:
+    if any(x.channel == "analysis" for x in msgs) or (leaked and not msgs):
         detail += "; the reasoning is mixed into content"
+    elif msgs:
+        detail += "; the content holds raw Harmony messages (" + ", ".join(
+            dict.fromkeys(f"{x.channel or '?'}" + (f" to {x.recipient}" if x.recipient else "") for x in msgs[:3])) + ")"
     return Obs("probe.reasoning", status, detail)
 
 

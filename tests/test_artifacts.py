@@ -165,3 +165,25 @@ def test_online_is_not_asked_when_a_known_issue_matches_and_survives_a_rate_limi
         assert doc["online"]["leads"] == [] and "403" in doc["online"]["problems"][0]
     finally:
         api.stop()
+
+
+@pytest.mark.parametrize("content,expect", [
+    ("finalHello there", "probe.flattened_channels"),
+    ("assistantfinalHello", "probe.flattened_channels"),
+    ("analysisThe user greets.assistantfinalHello", "probe.flattened_channels"),
+])
+def test_check_sees_flattened_channels_without_the_analysis_part(content, expect):
+    from gptoss_doctor.probes import content_checks
+
+    got = {o.id: o.status for o in content_checks(content, "chat content")}
+    assert got[expect] == "fail"
+
+
+def test_check_names_a_leaked_tool_call_not_reasoning_mixed_in():
+    from gptoss_doctor.probes import Ctx, content_checks, reasoning_obs
+
+    leak = '<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+    obs = {o.id: o for o in content_checks(leak, "chat content")}
+    assert "tool call to get_weather" in obs["probe.harmony_leak"].detail
+    r = reasoning_obs(None, leak, "chat", Ctx(client=None, model="m", engine="vllm"))
+    assert "reasoning is mixed" not in r.detail and "commentary to functions.get_weather" in r.detail
