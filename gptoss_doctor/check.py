@@ -67,7 +67,7 @@ def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
         return "the engine reports unhealthy: read its log, then restart it"
     if fid == "engine.version":
         return {"vllm": "upgrade vLLM (>= 0.10.2 for gpt-oss tool calls) and start it with "
-                        "--enable-auto-tool-choice --tool-call-parser openai --reasoning-parser openai_gptoss",
+                        "--enable-auto-tool-choice --tool-call-parser openai",
                 "ollama": "upgrade Ollama and re-pull the model (ollama pull gpt-oss:20b)",
                 "lmstudio": "upgrade LM Studio (>= 0.3.23)",
                 "tgi": "serve gpt-oss with vLLM, SGLang, llama.cpp or Ollama"}.get(e, "upgrade the engine")
@@ -80,13 +80,20 @@ def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
     if fid in ("probe.tools.no_parser", "probe.tools.call"):
         return {"vllm": "use vLLM >= 0.10.2 and start it with --enable-auto-tool-choice --tool-call-parser openai",
                 "sglang": "start SGLang with --tool-call-parser gpt-oss",
-                "llama.cpp": "start llama-server with --jinja (and a current build)",
+                "llama.cpp": "use a current llama-server build with the model's chat template (--jinja, the default "
+                             "in current builds; never --no-jinja)",
                 "lmdeploy": "start LMDeploy with --tool-call-parser gpt-oss (openai_harmony installed)"}.get(
             e, "enable the engine's gpt-oss tool-call parser")
     if fid in ("probe.reasoning", "probe.harmony_leak", "probe.flattened_channels"):
+        if e == "vllm" and _vtuple(target.version) >= (0, 10, 1):
+            # vLLM picks the gpt-oss reasoning parser itself since 0.10.1 (vllm-project/vllm#23430)
+            return (f"vLLM {target.version} parses gpt-oss reasoning by itself: raw or missing reasoning here means "
+                    "the output was not valid Harmony (check the model files, weights and kernels) or something "
+                    "between client and server rewrites the answer; /v1/completions strips special tokens by design")
         return {"vllm": "start vLLM with --reasoning-parser openai_gptoss (and a current release)",
                 "sglang": "start SGLang with --reasoning-parser gpt-oss (and keep separate_reasoning on)",
-                "llama.cpp": "use --reasoning-format auto (not none) with --jinja",
+                "llama.cpp": "do not set --reasoning-format none (the default splits reasoning into "
+                             "reasoning_content); keep the model's chat template (--jinja)",
                 "lmdeploy": "install openai_harmony next to LMDeploy so it uses the Harmony parser"}.get(
             e, "enable the engine's gpt-oss reasoning parser; clients must not send raw Harmony back")
     if fid == "probe.tools.stream_duplicated":

@@ -377,3 +377,13 @@ def test_structured_output_with_harmony_in_the_json_fails():
     assert f["probe.structured_output"].status == "fail" and "Harmony markup" in f["probe.structured_output"].detail
     with serve("vllm") as srv:
         assert by_id(run_check(srv.url))["probe.structured_output"].status == "pass"
+
+
+def test_recent_vllm_gets_no_reasoning_parser_flag_advice():
+    # vLLM selects the gpt-oss reasoning parser itself since 0.10.1 (vllm-project/vllm#23430)
+    with serve("vllm", version="0.11.0", faults=("no_reasoning_parser",)) as srv:
+        r = run_check(srv.url)
+    bad = [c for c in r.checks if c.status in ("fail", "warn") and "--reasoning-parser" in (c.fix or "")]
+    assert not bad, [(c.id, c.fix) for c in bad]
+    f = by_id(r)
+    assert f["probe.reasoning"].status == "fail" and "parses gpt-oss reasoning by itself" in f["probe.reasoning"].fix
