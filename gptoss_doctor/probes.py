@@ -160,6 +160,35 @@ def _message(obj: Optional[dict]) -> Optional[dict]:
 
 # -- plain chat -------------------------------------------------------------------------------------
 
+GREETING_RE = re.compile(r"\b(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening|day)|welcome|howdy)\b|"
+                         r"bonjour|hola|hallo|ciao|salut|olá|привет|你好|こんにちは|안녕", re.I)
+
+
+def garbled(text: str) -> Optional[str]:
+    """Why ``text`` is not language a healthy model writes (random or broken weights, a bad quantisation or
+    kernel), else None: words run into themselves ("ultimaultimaultima"), many scripts mixed, replacement marks."""
+    import unicodedata
+
+    from gptoss_doctor.artifacts import doubled_fragments
+
+    t = text[:4000]
+    if t.count("\ufffd") >= 2:
+        return "it contains undecodable bytes (U+FFFD)"
+    doubled = doubled_fragments(t)
+    if len(doubled) >= 3:
+        return "words run into themselves (" + ", ".join(doubled[:3]) + ")"
+    scripts = set()
+    for ch in t:
+        if ch.isalpha():
+            try:
+                scripts.add(unicodedata.name(ch).split(" ")[0])
+            except ValueError:
+                continue
+    scripts -= {"LATIN"}
+    if len(scripts) >= 3:
+        return f"it mixes {len(scripts) + 1} writing systems"
+    return None
+
 async def chat(ctx: Ctx) -> list[Obs]:
     body = _body_payload({"messages": [{"role": "user", "content": CHAT_PROMPT}], "max_tokens": CHAT_MAX_TOKENS,
                           "temperature": 0, "reasoning_effort": "low", "stream": False}, ctx)
@@ -177,6 +206,13 @@ async def chat(ctx: Ctx) -> list[Obs]:
     fname, reasoning = _reasoning_of(msg)
     finish = obj["choices"][0].get("finish_reason")
     obs = []
+    why = garbled(content) or garbled(reasoning or "")
+    if why and not HARMONY_MARKUP_RE.search(content):
+        # no flag fixes this: the model itself does not produce language (nor Harmony)
+        return [Obs("probe.chat", "fail", f"the answer is not language ({why}): the model's weights, quantisation or "
+                    "kernels are broken, not a server flag", [f"content: {_short(content, 160)!r}"],
+                    fix="check the checkpoint (a complete, official download), its quantisation and the GPU kernels; "
+                        "try the same model on another engine or GPU")]
     if content.strip():
         obs.append(Obs("probe.chat", "pass", f"answered {_short(content, 60)!r} (finish_reason {finish})"))
     elif finish == "length":
@@ -376,8 +412,25 @@ async def tools(ctx: Ctx) -> ToolResult:
     choice = obj["choices"][0]
     obs: list[Obs] = []
     if not calls:
+        stop = choice.get("stop_reason", choice.get("matched_stop"))
+        if not content.strip() and _int(stop) == 200012:
+            # the model did call a tool (it stopped at <|call|>) but nothing turned it into tool_calls:
+            # the chat endpoint runs no tool-call parser (vLLM 0.26 answers exactly this without the flags)
+            obs.append(Obs("probe.tools.call", "fail", "no tool call in tool_calls although generation stopped at "
+                           "<|call|> (200012): the call was parsed and dropped", [_short(r.text, 300)]))
+            obs.append(Obs("probe.tools.no_parser", "fail", "content null, stop_reason 200012 and no tool_calls: the "
+                           "server runs no tool-call parser for this model", [f"stop_reason = {stop}"]))
+            obs.append(Obs("eos.call_token", "pass", "generation stopped at <|call|> (200012) after the tool call",
+                           [f"stop_reason/matched_stop = {stop}"]))
+            return ToolResult(obs)
         obs.append(Obs("probe.tools.call", "fail", "no tool call in tool_calls"
                        + (f"; content: {_short(content, 120)!r}" if content else ""), [_short(r.text, 300)]))
+        if garbled(content):
+            obs[-1].detail += " — the model's output is not language (see Plain chat)"
+            obs[-1].fix = "fix the model first (checkpoint, quantisation, kernels); no server flag helps here"
+            obs.append(Obs("probe.tools.no_parser", "skip", "not judged: the model's output is not language "
+                           "(see Plain chat), so no parser could find a tool call in it"))
+            return ToolResult(obs)
         if content and _tool_text(content):
             obs.append(Obs("probe.tools.no_parser", "fail", "the tool call came back as text in content with empty tool_calls",
                            [f"content: {_short(content, 200)}"]))

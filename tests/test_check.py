@@ -3,6 +3,7 @@ right references, healthy servers pass, authentication and unreachable targets g
 
 from __future__ import annotations
 
+import re
 import json
 import time
 
@@ -387,3 +388,25 @@ def test_recent_vllm_gets_no_reasoning_parser_flag_advice():
     assert not bad, [(c.id, c.fix) for c in bad]
     f = by_id(r)
     assert f["probe.reasoning"].status == "fail" and "parses gpt-oss reasoning by itself" in f["probe.reasoning"].fix
+
+
+def test_vllm_026_tool_call_parsed_and_dropped_names_the_missing_parser():
+    # vLLM 0.26.0 without the tool flags: content null, stop_reason 200012, no tool_calls (recorded)
+    with serve("vllm", version="0.26.0", faults=("no_tool_parser",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    assert f["probe.tools.no_parser"].status == "fail"
+    assert "stop_reason 200012" in f["probe.tools.no_parser"].detail
+    assert "--tool-call-parser openai" in f["probe.tools.no_parser"].fix
+    assert f["eos.call_token"].status == "pass"  # the stop token is fine: the flag is the one fault
+
+
+def test_garbage_output_blames_the_model_not_a_flag():
+    # what vLLM 0.26.0 answered with random weights (recorded e2_fresh_noparsers)
+    with serve("vllm", version="0.26.0", faults=("garbage",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    assert f["probe.chat"].status == "fail" and "not language" in f["probe.chat"].detail
+    assert "checkpoint" in f["probe.chat"].fix
+    flag_advice = [c for c in r.checks if c.status in ("fail", "warn") and re.search(r"--(tool-call|reasoning)-parser", c.fix or "")]
+    assert not flag_advice, [(c.id, c.fix) for c in flag_advice]

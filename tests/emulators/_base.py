@@ -30,6 +30,7 @@ FAULTS = (
     "responses_tool_output_lost",
     "saturated",
     "structured_harmony",
+    "garbage",
 )
 
 SSE_CT = "text/event-stream; charset=utf-8"

@@ -273,6 +273,10 @@ def _last_called(messages: list) -> Optional[str]:
     return None
 
 
+GARBAGE = ("Storeម្\ufffdृद्ध vendedorInitiallyultimaultimaultimaultimaultimaultimaultima backlash送钱യემი "
+           "backlash<App送钱യ backlash送钱യ backlashಸ್ತემი backlash<App apaixon organizaciones.Siteultima")
+
+
 def apply_faults(turn: Turn, faults: tuple) -> None:
     faults = set(faults)
     tc = turn.tool_calls[0] if turn.tool_calls else None
@@ -298,6 +302,11 @@ def apply_faults(turn: Turn, faults: tuple) -> None:
         return
     if "no_reasoning_parser" in faults:
         turn.reasoning = None
+    if "garbage" in faults:
+        # what real vLLM 0.26.0 answered with random weights (../shared/real/vllm-0.26.0/e2_fresh_noparsers)
+        turn.content, turn.reasoning, turn.tool_calls, turn.finish_reason = GARBAGE, None, [], "length"
+        turn.stop_token = None
+        return
     if "no_tool_parser" in faults and tc is not None:
         turn.content = json.dumps({"name": tc.name, "arguments": json.loads(tc.arguments)}, ensure_ascii=False)
         turn.tool_calls, turn.finish_reason = [], "stop"
