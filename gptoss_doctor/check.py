@@ -765,35 +765,37 @@ def heading(r: TargetResult) -> str:
 
 
 def render_markdown(results: list[TargetResult], argv_line: str) -> str:
+    """A report to paste into an issue. Everything a server said goes through the one Markdown escaper."""
     from gptoss_doctor import __version__
+    from gptoss_doctor.output import markdown_code as code
+    from gptoss_doctor.output import markdown_text as md
 
     marks = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "❌", "skip": "➖"}
-    lines = [f"### gptoss-doctor check report", "", f"gptoss-doctor {__version__} · `{argv_line}`", ""]
+    lines = ["### gptoss-doctor check report", "", f"gptoss-doctor {__version__} · {code(argv_line)}", ""]
     for r in results:
-        lines.append(f"#### {heading(r)}")
+        lines.append(f"#### {md(heading(r))}")
         lines.append("")
         if r.models:
-            lines.append("Models: " + ", ".join(f"`{m.id}` (context {m.max_model_len or '?'}{', gpt-oss' if m.gpt_oss else ''})"
-                                                 for m in r.models[:5]))
+            lines.append("Models: " + ", ".join(f"{code(m.id)} (context {m.max_model_len or '?'}"
+                                                 f"{', gpt-oss' if m.gpt_oss else ''})" for m in r.models[:5]))
             lines.append("")
         lines.append("| | check | result |")
         lines.append("|---|---|---|")
         for f in r.checks:
-            detail = (f.detail or "").replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| {marks.get(f.status, '?')} | `{f.id}` | {detail} |")
+            lines.append(f"| {marks.get(f.status, '?')} | `{f.id}` | {md(f.detail or '')} |")
         problems = [f for f in r.checks if f.status in ("fail", "error", "warn")]
         if problems:
             lines.append("")
             lines.append("<details><summary>Evidence, fixes and references</summary>")
             lines.append("")
             for f in problems:
-                lines.append(f"- **{f.id}** ({f.status}): {f.detail}")
+                lines.append(f"- **{f.id}** ({f.status}): {md(f.detail)}")
                 for ev in f.evidence[:4]:
-                    lines.append(f"  - evidence: `{ev.replace('`', chr(39))}`")
+                    lines.append(f"  - evidence: {code(ev)}")
                 if f.fix:
-                    lines.append(f"  - fix: {f.fix}")
+                    lines.append(f"  - fix: {md(f.fix)}")
                 for ref in f.references[:5]:
-                    lines.append(f"  - see: {ref}")
+                    lines.append(f"  - see: {ref if ref.startswith('https://') else md(ref)}")
             lines.append("")
             lines.append("</details>")
         lines.append("")

@@ -16,7 +16,50 @@ from typing import Any, Iterator
 
 SCHEMA_VERSION = 1
 
+import re
+
 UNICODE_MARKS = {"pass": "✓", "ok": "✓", "warn": "!", "fail": "✗", "error": "✗", "skip": "-", "info": "·"}
+# control characters (C0, DEL, C1) and the bidi overrides that can reorder a line: never sent raw to a terminal
+CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# what an ASCII-only terminal gets instead of the typography the doctor itself uses
+ASCII_FALLBACK = str.maketrans({"·": "*", "—": "--", "–": "-", "…": "...", "→": "->", "←": "<-", "≥": ">=", "≤": "<=",
+                                "“": '"', "”": '"', "‘": "'", "’": "'", "✓": "+", "✗": "x", "×": "x", "•": "*"})
+
+
+def printable(text: str) -> str:
+    """Text from a server, a log or the Hub made safe for a terminal: control characters shown as escapes
+    (ESC as \\x1b, CR as \\r, a newline as \\n), so nothing can clear the screen, retitle the window, or
+    overwrite a line. The one place every human-output path goes through."""
+    return CONTROL_RE.sub(lambda m: repr(m.group(0))[1:-1] if m.group(0) != "\t" else " ", str(text))
+
+
+MD_SPECIAL_RE = re.compile(r"([\\`*_{}\[\]()#+!|~<>])")
+
+
+def markdown_text(text: str) -> str:
+    """Untrusted text inside a Markdown report: printable, HTML-escaped, Markdown syntax escaped, one line."""
+    t = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return MD_SPECIAL_RE.sub(lambda m: "\\" + m.group(1) if m.group(1) not in "<>" else m.group(1), t)
+
+
+def markdown_code(text: str) -> str:
+    """Untrusted text shown as code: a code span, with backticks and angle brackets neutralised too (a report is
+    pasted into pages that may treat a stray </details> or <img> as HTML even near code)."""
+    t = printable(text).replace("`", "'").replace("<", "\u2039").replace(">", "\u203a")
+    return f"`{t}`"
+
+
+def terminal_width(stream: Any) -> int | None:
+    """The width to wrap at: the terminal's, or COLUMNS when set; None (no wrapping) for pipes."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) >= 20:
+        return int(env)
+    if _isatty(stream):
+        try:
+            return max(20, os.get_terminal_size(stream.fileno()).columns)
+        except (OSError, ValueError, AttributeError):
+            return 80
+    return None
 ASCII_MARKS = {"pass": "+", "ok": "+", "warn": "!", "fail": "x", "error": "x", "skip": "-", "info": "*"}
 STYLES = {"pass": "green", "ok": "green", "warn": "yellow", "fail": "red", "error": "red", "skip": "dim", "info": "cyan"}
 
@@ -46,8 +89,9 @@ class Output:
         self.json_mode = json_mode
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
-        self.ascii = not _can_encode(self.stdout, "✓✗·")
+        self.ascii = not _can_encode(self.stdout, "✓✗·—…")
         self.marks = ASCII_MARKS if self.ascii else UNICODE_MARKS
+        self.width = terminal_width(self.stdout)
         self._rich = None
         self._rich_err = None
         self.color = _isatty(self.stdout) and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
@@ -68,20 +112,37 @@ class Output:
         return self._rich_err
 
     def _safe(self, text: str) -> str:
+        text = printable(text)
         if self.ascii and not _can_encode(self.stdout, text):
+            text = text.translate(ASCII_FALLBACK)
             enc = getattr(self.stdout, "encoding", None) or "ascii"
             return text.encode(enc, "replace").decode(enc, "replace")
         return text
 
+    def _wrap(self, text: str, hang: int) -> list[str]:
+        """Physical lines of ``text`` at the terminal width, broken at word boundaries, continuation lines
+        indented by ``hang`` (long URLs and paths are kept whole rather than cut)."""
+        if not self.width or len(text) <= self.width:
+            return [text]
+        import textwrap
+
+        lead = len(text) - len(text.lstrip(" "))
+        lines = textwrap.wrap(text.lstrip(" "), self.width, initial_indent=" " * lead,
+                              subsequent_indent=" " * min(hang, self.width // 2),
+                              break_long_words=False, break_on_hyphens=False)
+        return lines or [text]
+
     # -- human output (stdout) ------------------------------------------------
-    def line(self, text: str = "", style: str | None = None) -> None:
+    def line(self, text: str = "", style: str | None = None, hang: int | None = None) -> None:
         if self.json_mode:
             return
         text = self._safe(text)
-        if self.color:
-            self._console().print(text, style=style)
-        else:
-            self.stdout.write(text + "\n")
+        lead = len(text) - len(text.lstrip(" "))
+        for part in self._wrap(text, lead + 2 if hang is None else hang):
+            if self.color:
+                self._console().print(part, style=style)
+            else:
+                self.stdout.write(part + "\n")
 
     def heading(self, text: str) -> None:
         self.line(text, style="bold")
@@ -92,20 +153,25 @@ class Output:
         pad = " " * indent
         if self.json_mode:
             return
+        parts = self._wrap(f"{pad}{mark} {self._safe(text)}", indent + 2)
         if self.color:
             from rich.text import Text
 
             t = Text(pad)
             t.append(mark, style=STYLES.get(status))
-            t.append(" " + self._safe(text))
+            t.append(parts[0][len(pad) + len(mark):])
             self._console().print(t)
+            for part in parts[1:]:
+                self._console().print(part)
         else:
-            self.stdout.write(f"{pad}{mark} {self._safe(text)}\n")
+            for part in parts:
+                self.stdout.write(part + "\n")
 
     def detail(self, text: str, indent: int = 4, style: str | None = None) -> None:
-        """Indented continuation lines (evidence, fix steps)."""
-        for chunk in str(text).splitlines() or [""]:
-            self.line(" " * indent + chunk, style=style)
+        """An indented continuation line (evidence, fix step); wrapped lines hang under its first word."""
+        text = str(text)
+        m = re.match(r"[a-z ()-]{2,30}: ", text)
+        self.line(" " * indent + text, style=style, hang=indent + (len(m.group(0)) if m else 2))
 
     def table(self, headers: list[str], rows: list[list[str]]) -> None:
         """A plain aligned table; identical on a terminal and in a pipe."""
@@ -124,7 +190,7 @@ class Output:
     # -- diagnostics (stderr) -------------------------------------------------
     def note(self, text: str) -> None:
         """A diagnostic line on stderr (shown in JSON mode too)."""
-        self.stderr.write(text + "\n")
+        self.stderr.write(printable(text) + "\n")
         self.stderr.flush()
 
     @contextmanager
@@ -136,7 +202,7 @@ class Output:
         if self.json_mode or not _isatty(self.stderr):
             yield lambda text: None
             return
-        status = self._err_console().status(description)
+        status = self._err_console().status(self._safe(description), spinner="line" if self.ascii else "dots")
         status.start()
         try:
             yield lambda text: status.update(text)

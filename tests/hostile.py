@@ -134,6 +134,22 @@ class HostileServer:
 
 # -- behaviours ---------------------------------------------------------------------------------
 
+EVIL = "gpt-oss-20b\x1b[2J\x1b]0;pwned\x07\r\x1b[K\u2713 all good\n## Injected </details><img src=x onerror=alert(1)>"
+
+
+def evil_names(c: Conn) -> None:
+    """A server whose model id and error texts carry terminal escapes, a newline, Markdown and HTML."""
+    if c.path == "/v1/models":
+        c.json({"object": "list", "data": [{"id": EVIL, "object": "model", "owned_by": "vllm",
+                                            "max_model_len": 131072}]})
+    elif c.path == "/version":
+        c.json({"version": "0.11.0\x1b[31m"})
+    elif c.path in ("/v1/chat/completions", "/v1/responses"):
+        c.json({"error": {"message": "boom \x1b[2J\x1b]0;title\x07 <script>x</script>", "type": "x", "code": 500}}, 500)
+    else:
+        c.json({"detail": "Not Found"}, 404)
+
+
 def _llm_or(fn: Handler) -> Handler:
     """A server whose discovery is a plain vLLM-like one; ``fn`` handles the chat/responses requests."""
     def handler(c: Conn) -> None:
@@ -304,6 +320,7 @@ BEHAVIOURS: dict[str, Handler] = {
     "blackhole": blackhole,
     "reset_mid_stream": _llm_or(reset_mid_stream),
     "echo_key": echo_key,
+    "evil_names": evil_names,
 }
 
 

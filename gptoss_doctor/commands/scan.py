@@ -25,16 +25,15 @@ MARK = {"fail": "fail", "warn": "warn", "info": "info", "pass": "pass"}
 
 
 def _md(text: str) -> str:
-    """Text from files and processes, safe inside Markdown: no raw HTML, no headings or links of its own."""
-    import re
+    from gptoss_doctor.output import markdown_text
 
-    text = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"([\\`*_{}\[\]()#+\-!|~])", r"\\\1", text)
+    return markdown_text(text)
 
 
 def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
+    from gptoss_doctor.output import printable
+
+    return printable(text)
 
 
 def render_human(out: Output, res, verbose: bool = False) -> None:

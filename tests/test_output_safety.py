@@ -1,0 +1,74 @@
+"""Untrusted text on the terminal and in reports; wrapping at 80 and 200 columns; ASCII-only terminals."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+from conftest import run_cli
+from gptoss_doctor.output import Output, markdown_text, printable
+from hostile import hostile
+
+
+def test_printable_shows_control_characters_instead_of_sending_them():
+    assert printable("a\x1b[2Jb\x1b]0;t\x07\r\x1b[Kc\u202ed") == "a\\x1b[2Jb\\x1b]0;t\\x07\\r\\x1b[Kc\\u202ed"
+    assert printable("tab\there") == "tab here"
+
+
+def test_check_human_output_carries_no_raw_escape_from_the_server():
+    with hostile("evil_names") as srv:
+        r = run_cli("check", srv.url)
+    out = r.stdout + r.stderr
+    assert b"\x1b" not in out and b"\x07" not in out and b"\r" not in out
+    assert b"\\x1b[2J" in r.stdout  # shown, visibly
+    # the model id cannot start a line of its own: every line is either ours or indented under ours
+    assert not any(line.startswith(b"## Injected") or line.startswith(b"\xe2\x9c\x93 all good")
+                   for line in r.stdout.splitlines())
+
+
+def test_check_markdown_escapes_markdown_and_html_from_the_server():
+    with hostile("evil_names") as srv:
+        md = run_cli("check", "--markdown", srv.url).stdout.decode()
+    assert "<img" not in md and "</details><img" not in md and "<script>" not in md
+    assert "\n## Injected" not in md and "\x1b" not in md
+    assert md.count("<details>") == md.count("</details>")
+
+
+def test_explain_file_escapes_a_logs_escape_codes(tmp_path):
+    log = tmp_path / "vllm.log"
+    log.write_bytes(b"ERROR 11-02 [x.py:1] ValueError: boom \x1b[2J\x1b]0;pwned\x07\r\x1b[K\xe2\x9c\x93 fake\n")
+    r = run_cli("explain", "--offline", "--file", str(log))
+    assert b"\x1b" not in r.stdout and b"\x07" not in r.stdout and b"\r" not in r.stdout
+    assert b"\\x1b[2J" in r.stdout
+
+
+def test_wrapping_at_80_and_200_columns_breaks_at_words_with_a_hanging_indent():
+    text = "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006"
+    narrow = run_cli("explain", "--offline", text, env={"COLUMNS": "80"}).stdout.decode()
+    wide = run_cli("explain", "--offline", text, env={"COLUMNS": "200"}).stdout.decode()
+    assert all(len(line) <= 80 or " " not in line.strip() or re.search(r"https?://\S{60,}", line)
+               for line in narrow.splitlines())
+    # continuation lines hang under their first line: the "why:" text is indented past "why: "
+    why = narrow.index("      why: the text quotes")
+    assert narrow[why:].splitlines()[1].startswith(" " * 11)
+    assert "start token 200006" in wide.replace("\n", " ")
+    assert max(len(line) for line in wide.splitlines()) > 80  # wide terminals are not wrapped at 80
+    words = set(re.findall(r"[A-Za-z_]{4,}", wide))
+    assert words <= set(re.findall(r"[A-Za-z_]{4,}", narrow)) | {"https", "github"}, words - set(re.findall(r"[A-Za-z_]{4,}", narrow))
+
+
+def test_ascii_terminal_gets_ascii_typography():
+    buf = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+    out = Output(stdout=buf, stderr=io.StringIO())
+    out.mark("info", "a · b — c … d")
+    out.line("Where it comes from: server — the server")
+    buf.flush()
+    text = buf.buffer.getvalue().decode("ascii")
+    assert "?" not in text and "--" in text and "..." in text and "*" in text
+
+
+def test_markdown_text_escapes_syntax_and_html():
+    t = markdown_text("x\n## H </details><img src=x onerror=alert(1)> | `y`")
+    assert "<" not in t and ">" not in t.replace("&gt;", "") and "\n" not in t and "\\|" in t
+    assert json.dumps(t)  # one plain string
