@@ -728,18 +728,10 @@ def run(urls: list[tuple[str, list[str]]], opts: CheckOptions,
 # -- output ------------------------------------------------------------------------------------------------
 
 def redact(obj: Any, secrets: list[str]) -> Any:
-    secrets = [s for s in secrets if s and len(s) >= 3]
-    if not secrets:
-        return obj
-    if isinstance(obj, str):
-        for s in secrets:
-            obj = obj.replace(s, "***")
-        return obj
-    if isinstance(obj, list):
-        return [redact(x, secrets) for x in obj]
-    if isinstance(obj, dict):
-        return {k: redact(v, secrets) for k, v in obj.items()}
-    return obj
+    """``obj`` without the given secrets nor any other known one (gptoss_doctor.redact is the one redactor)."""
+    from gptoss_doctor.redact import redact as _redact
+
+    return _redact(obj, secrets)
 
 
 def payload(results: list[TargetResult], strict: bool) -> dict:

@@ -80,10 +80,15 @@ def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) ->
         if _debug_enabled():
             import traceback
 
-            traceback.print_exc()
+            from gptoss_doctor.redact import redact
+
+            # a traceback quotes exception messages, which may quote a server echoing a token: redact it too
+            sys.stderr.write(redact(traceback.format_exc()))
         err = describe_exception(exc)
         if err is None:
-            kind, message, code = "internal", f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL
+            from gptoss_doctor.redact import redact
+
+            kind, message, code = "internal", redact(f"internal error: {type(exc).__name__}: {exc}"), EXIT_INTERNAL
             hint = "this is a bug in gptoss-doctor; run with --debug for the traceback and report it"
         else:
             kind, message, code, hint = err.kind, err.message, err.exit_code, err.hint

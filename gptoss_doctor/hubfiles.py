@@ -389,16 +389,14 @@ class RemoteState:
     siblings: list[str]
 
 
-def _token_values() -> list[str]:
-    vals = [os.environ.get(v) for v in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")]
-    return [v for v in vals if v and len(v) >= 4]
+def _hub_token() -> bool:
+    return any(len(os.environ.get(v, "")) >= 4 for v in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"))
 
 
 def redact(text: str) -> str:
-    for tok in _token_values():
-        text = text.replace(tok, "***")
-    text = re.sub(r"//[^/@\s]*@", "//***@", text)
-    return re.sub(r"(?i)(bearer\s+)[A-Za-z0-9_\-.]+", r"\1***", text)
+    from gptoss_doctor.redact import redact as _redact
+
+    return _redact(text)
 
 
 def hub_error(exc: BaseException, repo_id: str, revision: str) -> BaseException:
@@ -429,7 +427,7 @@ def hub_error(exc: BaseException, repo_id: str, revision: str) -> BaseException:
         code = headers.get("X-Error-Code", "") if hasattr(headers, "get") else ""
         emsg = headers.get("X-Error-Message", "") if hasattr(headers, "get") else ""
         if status in (401, 403):
-            if "invalid" in emsg.lower() or "credential" in emsg.lower() or (_token_values() and code != "RepoNotFound"):
+            if "invalid" in emsg.lower() or "credential" in emsg.lower() or (_hub_token() and code != "RepoNotFound"):
                 return AuthError(f"{endpoint} answered {status} for {repo_id}: the token in HF_TOKEN was rejected",
                                  hint="check HF_TOKEN (it is never printed); nothing was changed")
             if code == "RepoNotFound":

@@ -525,6 +525,15 @@ def test_401_token_never_printed(env, hub):
     assert resolved_eos(cache_root(env)) == OLD_GEN["eos_token_id"]
 
 
+def test_token_echoed_by_the_hub_is_redacted_even_in_debug_tracebacks(env, hub):
+    hub.proxy.mode = "401echo"
+    r = run(env, "--yes", extra={"HF_TOKEN": SECRET, "GPTOSS_DOCTOR_DEBUG": "1"})
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "Traceback" in r.stderr and SECRET not in r.stdout + r.stderr
+    r = run(env, "--yes", "--json", extra={"HF_TOKEN": SECRET})
+    assert r.returncode == 4 and SECRET not in r.stdout + r.stderr
+
+
 def test_token_sent_on_success_never_printed(env, hub):
     r = run(env, "--yes", "--json", extra={"HF_TOKEN": SECRET, "GPTOSS_DOCTOR_DEBUG": "1"})
     assert r.returncode == 0

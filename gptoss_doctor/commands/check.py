@@ -95,6 +95,9 @@ def register(app: typer.Typer) -> None:
                                   model_dir=str(model_dir) if model_dir else None, quick=quick, deep=deep,
                                   concurrency=concurrency)
             secrets = [api_key] if api_key else []
+            from gptoss_doctor.redact import remember
+
+            remember(api_key)
             for base, _ in parsed:
                 from urllib.parse import urlsplit
 

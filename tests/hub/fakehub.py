@@ -189,6 +189,16 @@ class FaultProxy:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                if mode == "401echo":  # a Hub (or proxy) that echoes the token back in its error
+                    auth = self.headers.get("Authorization", "")
+                    body = json.dumps({"error": f"Invalid credentials: {auth}"}).encode()
+                    self.send_response(401)
+                    self.send_header("X-Error-Message", f"Invalid credentials in Authorization header {auth}")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    if method != "HEAD":
+                        self.wfile.write(body)
+                    return
                 if mode in ("401", "gated"):
                     self.send_response(401 if mode == "401" else 403)
                     if mode == "gated":

@@ -1,0 +1,55 @@
+"""The one redactor: API keys and Hugging Face tokens never reach any output, tracebacks included.
+
+Secrets are the values of the variables that hold them (HF_TOKEN, OPENAI_API_KEY, …), any key the user passed on
+the command line (registered with ``remember``), credentials inside URLs, Bearer headers, and token shapes that are
+secrets wherever they appear (``hf_…``, ``sk-…``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+SECRET_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "LITELLM_MASTER_KEY", "LITELLM_API_KEY",
+               "ANTHROPIC_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "GITHUB_TOKEN")
+SHAPES = [
+    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=/+]{6,}"), r"\1***"),
+    (re.compile(r"//[^/@\s]*@"), "//***@"),  # user:password@ in URLs
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), "hf_***"),
+    (re.compile(r"\bsk-(?:proj-|live-|ant-)?[A-Za-z0-9_\-]{16,}\b"), "sk-***"),
+]
+_REMEMBERED: set[str] = set()
+
+
+def remember(secret: str | None) -> None:
+    """Register a secret given on the command line (an --api-key value) for every later redaction."""
+    if secret and len(secret) >= 3:
+        _REMEMBERED.add(secret)
+
+
+def secrets() -> list[str]:
+    vals = {os.environ.get(v, "") for v in SECRET_VARS} | _REMEMBERED
+    return sorted((v for v in vals if v and len(v) >= 3), key=len, reverse=True)
+
+
+def redact(obj: Any, extra: list[str] | None = None) -> Any:
+    """``obj`` (text, or lists / dicts of it) without secrets."""
+    known = sorted({*secrets(), *(s for s in (extra or []) if s and len(s) >= 3)}, key=len, reverse=True)
+    return _walk(obj, known)
+
+
+def _walk(obj: Any, known: list[str]) -> Any:
+    if isinstance(obj, str):
+        for s in known:
+            obj = obj.replace(s, "***")
+        for rx, rep in SHAPES:
+            obj = rx.sub(rep, obj)
+        return obj
+    if isinstance(obj, list):
+        return [_walk(x, known) for x in obj]
+    if isinstance(obj, tuple):
+        return tuple(_walk(x, known) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _walk(v, known) for k, v in obj.items()}
+    return obj
