@@ -557,8 +557,8 @@ def read_eos(path: Path) -> tuple[Optional[list[int]], str]:
         raw = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except FileNotFoundError:
         return None, "file not found"
-    except (OSError, ValueError) as exc:
-        return None, f"cannot read it: {exc}"
+    except (OSError, ValueError, RecursionError) as exc:
+        return None, f"cannot read it: {type(exc).__name__}"
     if not isinstance(raw, dict):
         return None, "not a JSON object"
     eos = raw.get("eos_token_id")

@@ -89,7 +89,7 @@ def read_generation_config(folder: Path) -> dict | None:
         if p.stat().st_size > 1 << 20:
             return None
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -99,7 +99,7 @@ def is_gpt_oss_folder(folder: Path) -> bool:
         return True
     try:
         cfg = json.loads((folder / "config.json").read_text(encoding="utf-8")[: 1 << 20])
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(cfg, dict) and cfg.get("model_type") == "gpt_oss"
 
