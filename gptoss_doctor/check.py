@@ -216,6 +216,12 @@ def normalize_url(raw: str) -> tuple[str, list[str]]:
         raise UsageError(f"malformed URL {raw!r}: bad port", hint="use http://HOST:PORT") from None
     if not parts.hostname:
         raise UsageError(f"malformed URL {raw!r}: no host", hint="use http://HOST:PORT")
+    try:  # a host name must be encodable: bytes that are not UTF-8, or an invalid IDN, are a usage error
+        parts.hostname.encode("idna")
+        s.encode("utf-8")
+    except (UnicodeError, ValueError):
+        shown = raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise UsageError(f"malformed URL {shown!r}: the host name is not valid", hint="use http://HOST:PORT") from None
     del port
     path = parts.path.rstrip("/")
     for suffix in ("/chat/completions", "/models", "/responses", "/completions"):
@@ -736,8 +742,8 @@ def redact(obj: Any, secrets: list[str]) -> Any:
 
 def payload(results: list[TargetResult], strict: bool) -> dict:
     allf = [f for r in results for f in r.checks]
-    return {"targets": [r.to_json() for r in results], "summary": summarize(allf),
-            "exit_code": exit_code(results, strict)}
+    code = exit_code(results, strict)
+    return {"ok": code == 0, "targets": [r.to_json() for r in results], "summary": summarize(allf), "exit_code": code}
 
 
 def heading(r: TargetResult) -> str:

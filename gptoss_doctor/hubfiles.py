@@ -430,6 +430,11 @@ def hub_error(exc: BaseException, repo_id: str, revision: str) -> BaseException:
             if "invalid" in emsg.lower() or "credential" in emsg.lower() or (_hub_token() and code != "RepoNotFound"):
                 return AuthError(f"{endpoint} answered {status} for {repo_id}: the token in HF_TOKEN was rejected",
                                  hint="check HF_TOKEN (it is never printed); nothing was changed")
+            if code == "RepoNotFound" and revision not in ("", "main", None):
+                # the Hub (and mirrors) answer an unknown revision of a public repo like an unknown repo
+                return UsageError(f"{endpoint} found no {repo_id}@{revision}: the revision does not exist (or the "
+                                  "repository is private and HF_TOKEN is missing)",
+                                  hint="check --revision (a branch, tag or full commit id); nothing was changed")
             if code == "RepoNotFound":
                 return AuthError(f"{endpoint} answered {status} for {repo_id}@{revision}: not found, or private and HF_TOKEN is missing or lacks access",
                                  hint="check the repo id and --revision, or set HF_TOKEN; nothing was changed")

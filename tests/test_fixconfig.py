@@ -550,8 +550,8 @@ def test_gated_exit_4(env, hub):
 
 def test_unknown_revision_and_repo(env, hub):
     # olah answers an unknown revision like the Hub answers an unknown/private repo: 401 RepoNotFound
-    r = run(env, "--revision", "no-such-branch")
-    assert r.returncode == 4 and "not found, or private" in one_error_line(r.stderr)
+    r = run(env, "--revision", "deadbeef")
+    assert r.returncode == 2 and "the revision does not exist" in one_error_line(r.stderr)
     hub.proxy.mode = "norev"  # what the Hub answers for a bad revision of an existing repo
     r = run(env, "--revision", "no-such-branch")
     assert r.returncode == 2 and "no-such-branch" in one_error_line(r.stderr)

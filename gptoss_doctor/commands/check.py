@@ -48,21 +48,21 @@ def _read_targets(path: Path) -> list[str]:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("check", help=CHECK_HELP)
+    @app.command("check", help=CHECK_HELP, short_help="Probe running gpt-oss servers and say what is wrong.")
     def check_cmd(
         urls: Optional[List[str]] = typer.Argument(None, metavar="URL...", help="Server base URLs, e.g. http://127.0.0.1:8000"),
-        targets: Optional[Path] = typer.Option(None, "--targets", help="File with one URL per line ('-' for stdin)."),
-        api_key: Optional[str] = typer.Option(None, "--api-key", envvar="OPENAI_API_KEY", show_envvar=True,
+        targets: Optional[Path] = typer.Option(None, "--targets", metavar="PATH", help="File with one URL per line ('-' for stdin)."),
+        api_key: Optional[str] = typer.Option(None, "--api-key", metavar="KEY", envvar="OPENAI_API_KEY", show_envvar=True,
                                               help="API key sent as 'Authorization: Bearer' (never printed)."),
-        timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds allowed per request (discovery requests: at most 10)."),
-        model: Optional[str] = typer.Option(None, "--model", help="Served model to probe (default: the first gpt-oss)."),
-        model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="Local model folder: check its generation_config.json."),
+        timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS", min=0.1, help="Seconds allowed per request (discovery requests: at most 10)."),
+        model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="Served model to probe (default: the first gpt-oss)."),
+        model_dir: Optional[Path] = typer.Option(None, "--model-dir", metavar="PATH", help="Local model folder: check its generation_config.json."),
         quick: bool = typer.Option(False, "--quick", help="Discovery only: skip the behavioural probes."),
         deep: bool = typer.Option(False, "--deep", help="Also probe the Responses API and a two-turn tool conversation."),
         json_mode: bool = typer.Option(False, "--json", help="Print one JSON document."),
         markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a GitHub issue (secrets redacted)."),
         strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
-        concurrency: int = typer.Option(4, "--concurrency", min=1, max=64, help="Targets checked at the same time."),
+        concurrency: int = typer.Option(4, "--concurrency", metavar="N", min=1, max=64, help="Targets checked at the same time."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the evidence of passing checks too."),
     ) -> None:
         from gptoss_doctor.cli import run_command

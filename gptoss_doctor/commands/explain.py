@@ -203,13 +203,13 @@ def register(app: typer.Typer) -> None:
     @app.command("explain", help=EXPLAIN_HELP)
     def explain_cmd(
         text: Optional[str] = typer.Argument(None, help="The error text, or '-' for stdin."),
-        file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read a log file (streamed; '-' for stdin)."),
+        file: Optional[Path] = typer.Option(None, "--file", "-f", metavar="PATH", help="Read a log file (streamed; '-' for stdin)."),
         json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-        vocab: Optional[str] = typer.Option(None, "--vocab", help="o200k_base.tiktoken file or folder (also GPTOSS_DOCTOR_VOCAB)."),
-        url: Optional[str] = typer.Option(None, "--url", help="Decode unknown IDs through this server's /detokenize."),
-        model: Optional[str] = typer.Option(None, "--model", help="Model name for --url."),
-        engine: Optional[str] = typer.Option(None, "--engine", help="The engine the text came from, if the log doesn't say."),
-        top: int = typer.Option(5, "--top", min=1, max=50, help="How many known issues to list."),
+        vocab: Optional[str] = typer.Option(None, "--vocab", metavar="PATH", help="o200k_base.tiktoken file or folder (also GPTOSS_DOCTOR_VOCAB)."),
+        url: Optional[str] = typer.Option(None, "--url", metavar="URL", help="Decode unknown IDs through this server's /detokenize."),
+        model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="Model name for --url."),
+        engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME", help="The engine the text came from, if the log doesn't say."),
+        top: int = typer.Option(5, "--top", metavar="N", min=1, max=50, help="How many known issues to list."),
         offline: bool = typer.Option(False, "--offline", help="Never download the vocabulary."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every error and every fix."),
         online: bool = typer.Option(False, "--online", help="When nothing matches, ask GitHub's issue search for the "
@@ -222,8 +222,14 @@ def register(app: typer.Typer) -> None:
             from gptoss_doctor.errors import UsageError
             from gptoss_doctor.parsing import BinaryInputError
 
+            if engine is not None:
+                from gptoss_doctor.kb import ENGINES
+
+                engine_l = engine.strip().lower()
+                if engine_l not in ENGINES:
+                    raise UsageError(f"unknown engine {engine!r}", hint="one of: " + ", ".join(ENGINES))
             kind, value = _read_input(text, file)
-            kw = dict(vocab=vocab, url=url, model=model, engine=engine, limit=top, allow_download=not offline,
+            kw = dict(vocab=vocab, url=url, model=model, engine=engine.strip().lower() if engine else None, limit=top, allow_download=not offline,
                       api_key=os.environ.get("OPENAI_API_KEY"))
             try:
                 if kind == "text":
@@ -254,13 +260,15 @@ def register(app: typer.Typer) -> None:
 
         run_command("explain", json_out, body)
 
-    @app.command("decode", help="Decode o200k_harmony token IDs: gptoss-doctor decode 12606 200006 200012")
+    @app.command("decode", help="Decode o200k_harmony token IDs: gptoss-doctor decode 12606 200006 200012",
+                 short_help="Decode o200k_harmony token IDs.",
+                 context_settings={"ignore_unknown_options": True})  # so "-5" is an ID to report, not an option
     def decode_cmd(
         ids: List[str] = typer.Argument(..., help="Token IDs (spaces, commas or a [list])."),
         json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-        vocab: Optional[str] = typer.Option(None, "--vocab", help="o200k_base.tiktoken file or folder."),
-        url: Optional[str] = typer.Option(None, "--url", help="Fall back to this server's /detokenize."),
-        model: Optional[str] = typer.Option(None, "--model", help="Model name for --url."),
+        vocab: Optional[str] = typer.Option(None, "--vocab", metavar="PATH", help="o200k_base.tiktoken file or folder."),
+        url: Optional[str] = typer.Option(None, "--url", metavar="URL", help="Fall back to this server's /detokenize."),
+        model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="Model name for --url."),
         offline: bool = typer.Option(False, "--offline", help="Never download the vocabulary."),
     ) -> None:
         from gptoss_doctor.cli import run_command
@@ -287,8 +295,15 @@ def register(app: typer.Typer) -> None:
             missing = [t for t in infos if t.valid and t.text is None]
             code = 2 if invalid else 1 if missing else 0
             if out.json_mode:
-                out.json("decode", {"ok": code == 0, "tokens": [t.to_json() for t in infos], "notes": notes,
-                                    "text": "".join(t.text or "" for t in infos)})
+                doc = {"ok": code == 0, "tokens": [t.to_json() for t in infos], "notes": notes,
+                       "text": "".join(t.text or "" for t in infos)}
+                if invalid:
+                    doc["error"] = {"kind": "usage", "message": f"not token IDs: {', '.join(str(t.id) for t in invalid[:10])}",
+                                    "exit_code": code}
+                elif missing:
+                    doc["error"] = {"kind": "no-vocabulary", "message": "some IDs could not be decoded: no vocabulary",
+                                    "exit_code": code}
+                out.json("decode", doc)
             else:
                 _render_tokens(out, infos, notes)
                 if not invalid and not missing:

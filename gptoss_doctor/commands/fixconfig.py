@@ -29,11 +29,11 @@ STATUS_WORD = {"up-to-date": "up to date", "stale": "stale", "missing": "missing
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("fix-config", help=HELP)
+    @app.command("fix-config", help=HELP, short_help="Refresh stale gpt-oss model files from the Hub.")
     def fix_config(
         target: Optional[str] = typer.Argument(None, metavar="[PATH | REPO_ID]", help="Model folder, HF-cache folder or repo id; default: every gpt-oss repo in the HF cache."),
-        repo: Optional[str] = typer.Option(None, "--repo", help="Upstream Hub repo (default: guessed; openai/gpt-oss-20b or openai/gpt-oss-120b)."),
-        revision: str = typer.Option("main", "--revision", help="Hub branch, tag or commit to compare with."),
+        repo: Optional[str] = typer.Option(None, "--repo", metavar="REPO_ID", help="Upstream Hub repo (default: guessed; openai/gpt-oss-20b or openai/gpt-oss-120b)."),
+        revision: str = typer.Option("main", "--revision", metavar="REV", help="Hub branch, tag or commit to compare with."),
         yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Only report; change nothing (exit 1 if stale)."),
         force: bool = typer.Option(False, "--force", help="Also replace files modified locally (they are backed up)."),

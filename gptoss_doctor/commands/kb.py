@@ -10,6 +10,7 @@ import typer
 from gptoss_doctor.output import Output
 
 kb_app = typer.Typer(help="Browse and validate the knowledge base of known gpt-oss serving issues.",
+                     short_help="Browse the knowledge base of known issues.",
                      no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -47,12 +48,17 @@ def register(app: typer.Typer) -> None:
     from gptoss_doctor.cli import run_command
 
     @kb_app.command("list", help="List the entries (optionally only one engine's).")
-    def kb_list(engine: Optional[str] = typer.Option(None, "--engine", help="Only entries naming this engine."),
+    def kb_list(engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME", help="Only entries naming this engine."),
                 json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
 
-            entries = [e for e in kb.load() if engine is None or engine in e.engines]
+            wanted = engine.strip().lower() if engine is not None else None
+            if wanted is not None and wanted not in kb.ENGINES:
+                from gptoss_doctor.errors import UsageError
+
+                raise UsageError(f"unknown engine {engine!r}", hint="one of: " + ", ".join(kb.ENGINES))
+            entries = [e for e in kb.load() if wanted is None or wanted in e.engines]
             if out.json_mode:
                 out.json("kb list", {"ok": True, "entries": [{"id": e.id, "title": e.title, "engines": e.engines,
                                                              "origin": e.origin} for e in entries]})
@@ -82,7 +88,7 @@ def register(app: typer.Typer) -> None:
 
     @kb_app.command("search", help="Find entries by words, an error message, or a symptom.")
     def kb_search(words: List[str] = typer.Argument(..., help="Words or an error message."),
-                  top: int = typer.Option(8, "--top", min=1, max=100),
+                  top: int = typer.Option(8, "--top", metavar="N", min=1, max=100),
                   json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import matching
