@@ -199,6 +199,39 @@ class StreamResult:
         return out
 
 
+class UnsupportedEncoding(Exception):
+    """The server compressed its answer with an encoding the doctor did not ask for and does not read."""
+
+
+async def decoded_chunks(r: Any, limit: int):
+    """The body's bytes, decompressed here (not by httpx) so that at most ``limit`` decompressed bytes ever exist:
+    a gzip bomb stops at the cap instead of inflating in memory. We ask for identity; gzip/deflate are tolerated."""
+    import zlib
+
+    enc = (r.headers.get("content-encoding") or "identity").strip().lower()
+    if enc in ("", "identity"):
+        async for chunk in r.aiter_raw():
+            yield chunk
+        return
+    if enc not in ("gzip", "x-gzip", "deflate"):
+        raise UnsupportedEncoding(f"the answer is compressed with {enc[:20]!r}, which was not asked for")
+    d = zlib.decompressobj(zlib.MAX_WBITS | 32 if enc != "deflate" else zlib.MAX_WBITS)
+    produced = 0
+    async for chunk in r.aiter_raw():
+        data = chunk
+        while data:
+            room = limit + 1 - produced
+            if room <= 0:
+                return
+            out = d.decompress(data, room)
+            produced += len(out)
+            if out:
+                yield out
+            data = d.unconsumed_tail
+        if d.eof:
+            return
+
+
 class Client:
     """One target's HTTP client. Use as ``async with Client(url, ...) as c``."""
 
@@ -213,6 +246,7 @@ class Client:
         self.sse_max_events = sse_max_events
         self.sse_max_bytes = sse_max_bytes
         self.requests = 0
+        self._stream_seconds: Optional[float] = None
         self.log: list[tuple[str, str, Optional[int], float]] = []  # (method, path, status, seconds)
         # Only same-origin requests are ever sent, so a plain-http target never needs a CA bundle
         # (loading it costs ~20 ms per client).
@@ -304,7 +338,7 @@ class Client:
                         method, content = "GET", None
                     continue
                 buf = bytearray()
-                async for chunk in r.aiter_bytes():
+                async for chunk in decoded_chunks(r, limit):
                     room = limit - len(buf)
                     if len(chunk) > room:
                         buf += chunk[:room]
@@ -327,6 +361,7 @@ class Client:
         seconds = seconds or self.timeout
         t0 = time.monotonic()
         self.requests += 1
+        self._stream_seconds = seconds
         try:
             await asyncio.wait_for(self._stream(res, url, body, auth, max_events or self.sse_max_events, until), timeout=seconds)
         except asyncio.CancelledError:
@@ -365,7 +400,7 @@ class Client:
                 if not (200 <= r.status_code < 300) or "event-stream" not in res.content_type:
                     # an error JSON, HTML, or a non-streamed answer: keep a capped body
                     buf = bytearray()
-                    async for chunk in r.aiter_bytes():
+                    async for chunk in decoded_chunks(r, self.json_limit):
                         buf += chunk[: self.json_limit - len(buf)]
                         if len(buf) >= self.json_limit:
                             break
@@ -374,8 +409,11 @@ class Client:
                     res.ended = "not_sse"
                     return
                 parser = SSEParser()
-                async for chunk in r.aiter_bytes():
+                deadline = time.monotonic() + (self._stream_seconds or self.timeout)
+                async for chunk in decoded_chunks(r, self.sse_max_bytes):
                     res.bytes_read += len(chunk)
+                    if time.monotonic() > deadline:  # a fast, endless stream must not outlive its deadline
+                        raise asyncio.TimeoutError()
                     for ev in parser.feed(chunk):
                         res.events.append(ev)
                         if ev.is_done:

@@ -137,6 +137,41 @@ class HostileServer:
 EVIL = "gpt-oss-20b\x1b[2J\x1b]0;pwned\x07\r\x1b[K\u2713 all good\n## Injected </details><img src=x onerror=alert(1)>"
 
 
+_BOMB: list[bytes] = []
+
+
+def _bomb() -> bytes:
+    """256 MiB of zeros, gzip-compressed once (~250 KiB on the wire)."""
+    if not _BOMB:
+        import zlib
+
+        z = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = b"\0" * (1 << 20)
+        _BOMB.append(b"".join(z.compress(block) for _ in range(256)) + z.flush())
+    return _BOMB[0]
+
+
+def gzip_bomb(c: Conn) -> None:
+    """Every path: a JSON content type, Content-Encoding gzip, and a body that inflates to 256 MiB."""
+    body = _bomb()
+    c.head(200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, len(body))
+    try:
+        c.sock.sendall(body)
+    except OSError:
+        pass
+
+
+def fast_endless_sse(c: Conn) -> None:
+    """Valid chat chunks as fast as the socket takes them, never [DONE]."""
+    c.head(200, {"Content-Type": "text/event-stream"})
+    block = CHUNK * 512
+    while not c.stopped:
+        try:
+            c.sock.sendall(block)
+        except OSError:
+            return
+
+
 def evil_names(c: Conn) -> None:
     """A server whose model id and error texts carry terminal escapes, a newline, Markdown and HTML."""
     if c.path == "/v1/models":
@@ -321,6 +356,8 @@ BEHAVIOURS: dict[str, Handler] = {
     "reset_mid_stream": _llm_or(reset_mid_stream),
     "echo_key": echo_key,
     "evil_names": evil_names,
+    "gzip_bomb": gzip_bomb,
+    "fast_endless_sse": _llm_or(fast_endless_sse),
 }
 
 

@@ -148,3 +148,41 @@ def test_llama_cpp_without_jinja_is_a_missing_tool_parser(capsys):
     assert doc["targets"][0]["engine"]["name"] == "llama.cpp"
     f = checks(doc)["probe.tools.no_parser"]
     assert code == 1 and f["status"] == "fail" and "--jinja" in f["fix"]
+
+
+BOMB_CLIENT = """
+import asyncio, resource, sys
+from gptoss_doctor.http import Client
+async def main(url):
+    async with Client(url) as c:
+        r = await c.get("/v1/models")
+        print(r.status, len(r.body), r.truncated)
+asyncio.run(main(sys.argv[1]))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_gzip_bomb_is_capped_while_decompressing():
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    with hostile("gzip_bomb") as srv:
+        p = subprocess.run([sys.executable, "-c", BOMB_CLIENT, srv.url], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    status, rss_mb = p.stdout.splitlines()[0], int(p.stdout.splitlines()[-1])
+    assert status == "200 1048576 True", p.stdout + p.stderr  # read up to the 1 MiB cap, and no further
+    assert rss_mb < 80, f"peak RSS {rss_mb} MB (httpx's own decoder inflated whole chunks: 157 MB)"
+
+
+def test_a_fast_endless_stream_stops_at_its_deadline():
+    import time
+
+    with hostile("fast_endless_sse") as srv:
+        t = time.monotonic()
+        r = run_cli("check", "--json", "--timeout", "3", srv.url, timeout=120)
+        took = time.monotonic() - t
+    assert r.returncode == 1
+    assert took < 40, took
