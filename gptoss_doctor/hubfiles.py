@@ -500,8 +500,47 @@ def _bound_http_waits() -> None:
         pass
 
 
+_DEADLINE: list[float] = []  # when this process's Hub work must be over (set by its first Hub call)
+
+
+def _within_deadline(fn, *args, **kw):
+    """Run one Hub call under the operation's deadline: GPTOSS_DOCTOR_HUB_TIMEOUT bounds the whole fix-config
+    Hub exchange, not each read (a Hub that drips one byte per second stays under any per-read timeout).
+
+    The call runs in a daemon thread that is abandoned at the deadline: it only ever writes into the scratch
+    folder, and nothing is applied after a timeout."""
+    import threading
+    import time
+
+    if not _DEADLINE:
+        _DEADLINE.append(time.monotonic() + hub_timeout())
+    remaining = _DEADLINE[0] - time.monotonic()
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args, **kw)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=run, name="hub-call", daemon=True)
+    if remaining > 0:
+        t.start()
+        t.join(remaining)
+    if remaining <= 0 or t.is_alive():
+        raise UnreachableError(f"the Hub at {re.sub(r'//[^/@]*@', '//***@', hub_endpoint())} did not finish within "
+                               f"{hub_timeout():g} s (GPTOSS_DOCTOR_HUB_TIMEOUT)", hint="nothing was changed")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def fetch_remote(repo_id: str, revision: str, paths: list[str]) -> RemoteState:
     """Ask the Hub which commit ``revision`` is and the hashes of ``paths`` (no content downloaded)."""
+    return _within_deadline(_fetch_remote, repo_id, revision, paths)
+
+
+def _fetch_remote(repo_id: str, revision: str, paths: list[str]) -> RemoteState:
     if offline_mode():
         raise hub_error(Exception("offline"), repo_id, revision)
     _bound_http_waits()
@@ -532,6 +571,10 @@ def fetch_remote(repo_id: str, revision: str, paths: list[str]) -> RemoteState:
 
 def download_verified(repo_id: str, commit: str, remote: RemoteFile, dest_dir: Path) -> bytes:
     """Download one file at ``commit`` into a scratch folder and return its verified bytes."""
+    return _within_deadline(_download_verified, repo_id, commit, remote, dest_dir)
+
+
+def _download_verified(repo_id: str, commit: str, remote: RemoteFile, dest_dir: Path) -> bytes:
     try:
         from huggingface_hub import hf_hub_download
 

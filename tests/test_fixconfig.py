@@ -514,6 +514,19 @@ def test_hub_that_never_answers_times_out(env, hub):
     assert resolved_eos(cache_root(env)) == OLD_GEN["eos_token_id"]
 
 
+def test_hub_that_drips_is_bounded_by_one_deadline(env, hub):
+    import time
+
+    hub.proxy.mode = "drip"
+    t = time.monotonic()
+    r = run(env, "--yes", extra={"GPTOSS_DOCTOR_HUB_TIMEOUT": "3"})
+    took = time.monotonic() - t
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "did not finish within 3 s" in one_error_line(r.stderr)
+    assert took < 15, took  # was 210 s: the timeout bounded each read, not the operation
+    assert resolved_eos(cache_root(env)) == OLD_GEN["eos_token_id"]
+
+
 def test_401_token_never_printed(env, hub):
     hub.proxy.mode = "401"
     r = run(env, "--yes", extra={"HF_TOKEN": SECRET})

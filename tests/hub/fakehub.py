@@ -152,7 +152,7 @@ class FaultProxy:
     closes; later requests pass, or get 500 when ``after_cut`` is "500"),
     "401", "gated", "500", "norev" (404 RevisionNotFound, as the real Hub answers),
     "gone" (404 EntryNotFound for ``path_match``: listed by the API but missing when fetched), "down" (closes every
-    connection at once), "hang" (never answers).
+    connection at once), "hang" (never answers), "drip" (answers one byte per second).
     Records the Authorization headers it saw (to prove the token is sent but never printed).
     """
 
@@ -183,6 +183,21 @@ class FaultProxy:
                     mode = None
                 if mode == "hang":  # accept, read the request, never answer (a black-holed Hub)
                     proxy.release.wait(20)
+                    self.close_connection = True
+                    return
+                if mode == "drip":  # answer at once, then one byte per second, under any per-read timeout
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "100000")
+                    self.end_headers()
+                    for _ in range(100000):
+                        if proxy.release.wait(1.0):
+                            break
+                        try:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                        except OSError:
+                            break
                     self.close_connection = True
                     return
                 if mode == "down":
