@@ -509,7 +509,8 @@ def test_hub_that_never_answers_times_out(env, hub):
     t = time.monotonic()
     r = run(env, "--yes", extra={"GPTOSS_DOCTOR_HUB_TIMEOUT": "1"})
     assert r.returncode == 3, r.stdout + r.stderr
-    assert "timed out" in one_error_line(r.stderr)
+    line = one_error_line(r.stderr)
+    assert "timed out" in line or "did not finish within 1 s" in line, line
     assert time.monotonic() - t < 20
     assert resolved_eos(cache_root(env)) == OLD_GEN["eos_token_id"]
 
