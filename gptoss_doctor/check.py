@@ -444,6 +444,14 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     if not d.reachable:
         r = d.network_error
         kind = r.error if r is not None else "other"
+        banner = await _banner(client.base_url) if kind == "timeout" else None
+        if banner:
+            # silence after a banner of another protocol is not an overloaded HTTP server
+            col.add("reach.not_llm", "fail", f"the port speaks another protocol, not HTTP (it greets with "
+                    f"{banner!r})", [f"first bytes from {where}: {banner!r}"],
+                    fix="point the doctor at the HTTP port of the OpenAI-compatible server")
+            res.reachable, res.llm_server = True, False
+            return
         fid = {"dns": "reach.dns", "refused": "reach.refused", "tls": "reach.tls", "timeout": "reach.timeout",
                "reset": "reach.reset"}.get(kind, "reach.refused" if kind == "connect" else "reach.reset")
         col.add(fid, "fail", r.error_message if r is not None else "no answer", [f"GET {where}/v1/models"])
@@ -452,6 +460,11 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     if d.redirect_to:
         col.add("reach.redirect", "fail", f"the server redirects to another host, port or scheme: {d.redirect_to} "
                 "(not followed; the API key was not sent there)", [f"Location: {d.redirect_to}"])
+        return
+    if not d.llm_server and "redirects" in (d.responses["/v1/models"].error_message or ""):
+        col.add("reach.redirect", "fail", "the server redirects in a loop (" + d.responses["/v1/models"].error_message
+                + " on the same host)", [f"GET /v1/models -> {d.responses['/v1/models'].describe()}"[:200]],
+                fix="fix the redirect configuration of the server or the proxy in front of it")
         return
     if not d.llm_server:
         m = d.responses["/v1/models"]
@@ -543,6 +556,27 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
                 o.evidence.extend(d.config_evidence[k] for k in keys if k in d.config_evidence)
     if opts.quick:
         col.add("probe.chat", "skip", "--quick: behavioural probes skipped")
+
+
+async def _banner(base_url: str, wait: float = 1.5) -> str | None:
+    """The first bytes a port sends unasked (SSH, SMTP, FTP, Redis greet first; HTTP servers never do)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    if parts.scheme != "http" or not parts.hostname:
+        return None
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, parts.port or 80), wait)
+    except (OSError, asyncio.TimeoutError):
+        return None
+    try:
+        data = await asyncio.wait_for(reader.read(64), wait)
+    except (OSError, asyncio.TimeoutError):
+        data = b""
+    finally:
+        writer.close()
+    text = data.decode("latin-1").split("\r")[0].split("\n")[0].strip()
+    return text[:60] if text and not text.startswith("HTTP/") else None
 
 
 async def _tokenizer_guarded(E, client, d, model):
@@ -688,6 +722,14 @@ def _eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: bool,
         return
     ev = [f"{path}: eos_token_id {ids}"]
     missing = [t for t in E.EXPECTED_EOS if t not in ids]
+    # what the server did in this very run outweighs a file it may not be reading
+    observed_call_stop = any(o.status == "pass" and "stopped at <|call|>" in o.detail
+                             for o in col.obs.get("eos.call_token", []))
+    if missing == [E.CALL_ID] and observed_call_stop and E.END_ID not in ids:
+        col.add("eos.local_generation_config", "warn", f"{path} is stale (eos_token_id {ids} lacks <|call|> 200012), "
+                "but the running server is not using it: generation stopped at <|call|> in this run", ev,
+                fix="refresh the file anyway (gptoss-doctor fix-config) so a restart from it stays right")
+        return
     if not missing and E.END_ID not in ids:
         col.add("eos.local_generation_config", "pass", f"eos_token_id {ids} ({path})")
     else:

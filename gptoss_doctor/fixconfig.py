@@ -472,8 +472,18 @@ def _check_writable(model: hf.LocalModel, needed: int) -> None:
         free = shutil.disk_usage(root).free
     except OSError:
         return
-    if free < needed * 2 + (1 << 20):
-        raise UsageError(f"not enough free disk space in {root} ({free} bytes free, about {needed * 2} needed)", hint="nothing was changed")
+    required = needed * 2 + (1 << 20)  # the new files, their backups, and 1 MiB of room for the journal
+    if free < required:
+        raise UsageError(f"not enough free disk space in {root}: {_size(free)} free, {_size(required)} needed "
+                         f"(the new files, their backups and 1 MiB of room)", hint="nothing was changed")
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"
 
 
 def _rel(model: hf.LocalModel, p: Path) -> str:

@@ -88,6 +88,9 @@ def classify(exc: BaseException) -> tuple[str, str]:
         return REFUSED, "connection refused: " + first
     if any(isinstance(e, ssl.SSLError) for e in chain) or "ssl" in low or "certificate" in low or "tls" in low:
         return TLS, "TLS error: " + first
+    if "buffer too long" in low or "header" in low and ("too large" in low or "too long" in low or "exceed" in low):
+        # h11 refuses an oversized response head: the client refused it, the server did not close anything
+        return OTHER, "the server's response headers are too large (the client refused to read them)"
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) or any(
             isinstance(e, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)) for e in chain) \
             or "reset" in low or "disconnected" in low or "incomplete" in low:

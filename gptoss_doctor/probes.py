@@ -516,6 +516,11 @@ def compare_stream(ns: ToolResult, s: StreamSummary) -> list[Obs]:
         return obs
     acc = s.tool_calls[sorted(s.tool_calls, key=str)[0]]
     joined, frags = acc["args"], acc["fragments"]
+    if s.error_texts:
+        # the stream broke with an error: its partial call proves nothing either way, so no ✓ for it
+        obs.append(Obs("probe.tools.stream", "fail", f"{what}: the stream ended with an error after "
+                       f"{len(frags)} argument fragment(s)", error_text=s.error_texts[0]))
+        return obs
     obs.append(name_obs(acc["name"], "streamed"))
     if duplicated(frags, joined, ns.args):
         obs.append(Obs("probe.tools.stream_duplicated", "fail",

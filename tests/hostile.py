@@ -102,6 +102,9 @@ class HostileServer:
     def _one(self, sock: socket.socket) -> None:
         sock.settimeout(5)
         try:
+            greeting = getattr(self.handler, "greeting", None)
+            if greeting:  # protocols whose server speaks first (SSH, SMTP …)
+                sock.sendall(greeting)
             data = b""
             while b"\r\n\r\n" not in data and len(data) < 65536:
                 chunk = sock.recv(4096)
@@ -145,10 +148,31 @@ def _bomb() -> bytes:
     if not _BOMB:
         import zlib
 
-        z = zlib.compressobj(9, zlib.DEFLATED, 31)
+        z = zlib.compressobj(6, zlib.DEFLATED, 31)
         block = b"\0" * (1 << 20)
         _BOMB.append(b"".join(z.compress(block) for _ in range(256)) + z.flush())
     return _BOMB[0]
+
+
+def ssh_banner(c: Conn) -> None:
+    """An SSH server on the port: its banner at connect, then silence."""
+    c.server.stopped.wait(30)
+
+
+ssh_banner.greeting = b"SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n"
+
+
+def huge_headers(c: Conn) -> None:
+    """A response whose headers are larger than any client accepts."""
+    try:
+        c.sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Junk: " + b"a" * (2 << 20) + b"\r\n\r\n{}")
+    except OSError:
+        pass
+
+
+def redirect_loop(c: Conn) -> None:
+    """Every path redirects to itself."""
+    c.head(302, {"Location": c.path}, 0)
 
 
 def gzip_bomb(c: Conn) -> None:
@@ -357,6 +381,9 @@ BEHAVIOURS: dict[str, Handler] = {
     "echo_key": echo_key,
     "evil_names": evil_names,
     "gzip_bomb": gzip_bomb,
+    "ssh_banner": ssh_banner,
+    "huge_headers": huge_headers,
+    "redirect_loop": redirect_loop,
     "fast_endless_sse": _llm_or(fast_endless_sse),
 }
 

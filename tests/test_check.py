@@ -410,3 +410,22 @@ def test_garbage_output_blames_the_model_not_a_flag():
     assert "checkpoint" in f["probe.chat"].fix
     flag_advice = [c for c in r.checks if c.status in ("fail", "warn") and re.search(r"--(tool-call|reasoning)-parser", c.fix or "")]
     assert not flag_advice, [(c.id, c.fix) for c in flag_advice]
+
+
+def test_stale_model_dir_copy_the_server_does_not_use_is_one_warning(tmp_path):
+    (tmp_path / "generation_config.json").write_text('{"eos_token_id": [200002, 199999]}')
+    with serve("vllm") as srv:
+        r = run_check(srv.url, model_dir=str(tmp_path))
+    f = by_id(r)
+    assert f["eos.call_token"].status == "pass"
+    assert f["eos.local_generation_config"].status == "warn"
+    assert "not using it" in f["eos.local_generation_config"].detail
+    assert not [c for c in r.checks if c.status == "fail"]
+
+
+def test_a_stream_that_ended_in_a_harmony_error_gets_no_tick_for_its_partial_call():
+    with serve("vllm", faults=("stale_eos",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    for fid in ("probe.tools.invalid_json", "probe.tools.name_leak"):
+        assert fid not in f or f[fid].status != "pass", (fid, f[fid].detail)

@@ -169,6 +169,9 @@ def test_gzip_bomb_is_capped_while_decompressing():
 
     from conftest import ROOT
 
+    from hostile import _bomb
+
+    _bomb()  # compress it before the server runs, not while the client waits
     with hostile("gzip_bomb") as srv:
         p = subprocess.run([sys.executable, "-c", BOMB_CLIENT, srv.url], capture_output=True, text=True, timeout=120,
                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
@@ -186,3 +189,19 @@ def test_a_fast_endless_stream_stops_at_its_deadline():
         took = time.monotonic() - t
     assert r.returncode == 1
     assert took < 40, took
+
+
+@pytest.mark.parametrize("behaviour,fid,words", [
+    ("ssh_banner", "reach.not_llm", "speaks another protocol"),
+    ("huge_headers", "reach.reset", "headers are too large (the client refused"),
+    ("redirect_loop", "reach.redirect", "redirects in a loop"),
+])
+def test_wording_points_the_right_way(behaviour, fid, words):
+    with hostile(behaviour) as srv:
+        r = run_cli("check", "--json", "--timeout", "3", srv.url, timeout=120)
+    doc = json.loads(r.stdout)
+    checks = {c["id"]: c for c in doc["targets"][0]["checks"]}
+    assert fid in checks and words in checks[fid]["detail"], checks
+    text = json.dumps(doc)
+    assert "overloaded" not in text and "closed by the server" not in text
+    assert "not an OpenAI-compatible" not in checks.get("reach.redirect", {}).get("detail", "")
