@@ -18,6 +18,7 @@ from gptoss_doctor.parsing import Parsed, parse_text
 
 HIGH, MEDIUM, LOW = 0.75, 0.45, 0.15
 NON_ENGINE_HINTS = {"openai-sdk", "client", "any", "harmony"}
+GENERIC_FINDINGS = {"probe.tools.no_parser"}  # artifacts any model family can show
 GENERIC_ENGINES = {"any", "client", "openai-sdk", "harmony"}
 MAX_SCAN = 1 << 20  # how much of a pasted text is searched for known messages
 
@@ -213,6 +214,10 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
             elif not GENERIC_ENGINES & set(e.engines):
                 score -= 0.12
                 evidence.append(f"but the text is from {', '.join(real_engines)}, which this issue does not name")
+        if found and not q.gptoss and set(found) <= GENERIC_FINDINGS and not why:
+            # a tool call written as JSON text is what any model without a parser produces: without a sign of
+            # gpt-oss it is a lead, not a diagnosis
+            score = min(score, MEDIUM - 0.03)
         if not strong and not q.gptoss and not q.prose:
             # an error message that resembles a known one but is neither quoted by it nor about gpt-oss: a lead
             score = min(score, MEDIUM - 0.03)
