@@ -44,7 +44,8 @@ _SHAPE_SUBS = [
     (re.compile(r"(['\"`])(?:(?!\1).){1,200}\1"), "Q"),       # quoted names and values
     (re.compile(r"(?:[a-z]:)?(?:[\\/][\w.\-@]+){2,}"), "P"),    # paths
     (re.compile(r"\b[0-9a-f]{8,}\b|\b\w+-[0-9a-f]{8,}\b"), "H"),  # ids and hashes
-    (re.compile(r"\d+(?:\.\d+)*"), "N"),                        # numbers and versions
+    (re.compile(r"(?<![\d.])(?!(?:199998|199999|20[01]\d{3})(?![\d.]))\d+(?:\.\d+)*"), "N"),  # numbers, versions
+    # (Harmony special token IDs stay: "Unexpected token 200012" and "Unexpected token 12606" are different faults)
     (re.compile(r"some\(q\)|\[q\]", re.I), "[Q]"),                 # Rust's Some("x") and Python's ["x"]
 ]
 
