@@ -115,8 +115,7 @@ DEFAULT_FIXES = {
                                    "or role=tool messages with tool_call_id (Chat Completions)",
     "probe.responses.function_call": "upgrade the engine; until then use function tools through /v1/chat/completions",
     "probe.responses.reasoning": "upgrade the engine or enable its reasoning parser; reasoning events are optional for clients",
-    "probe.stream.framing": "put nothing between the client and the server that buffers or rewrites SSE (proxies, "
-                            "gateways); upgrade the engine",
+    "probe.stream.framing": "read the server log for this request; upgrade the engine",
     "probe.stream.error_chunk": "read the error text: it names the failing component (see the references)",
     "probe.harmony_error": "read the error text: it names the failing token or header (see the references)",
     "probe.chat": "read the server log for this request; check the model loaded fully",

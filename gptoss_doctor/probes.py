@@ -287,8 +287,11 @@ def framing_obs(res: StreamResult, what: str, s: StreamSummary) -> list[Obs]:
         r = res.as_response()
         if res.status is not None and not (200 <= res.status < 300):
             return http_failure("probe.stream.framing", what, r)
+        # a whole JSON answer to a streamed request: something rewrote or buffered the stream (or ignores "stream")
         return [Obs("probe.stream.framing", "fail", f"{what}: stream requested but the answer is {res.content_type or 'not SSE'}",
-                    [_short(r.text, 200)])]
+                    [_short(r.text, 200)],
+                    fix="check what sits between the client and the server (a proxy or gateway that buffers or "
+                        "rewrites SSE), or whether the server honours \"stream\": true")]
     if res.ended == "redirect":
         return [Obs("probe.stream.framing", "error", f"{what}: redirected to another host ({res.redirect_to})")]
     problems = []
@@ -305,8 +308,17 @@ def framing_obs(res: StreamResult, what: str, s: StreamSummary) -> list[Obs]:
     if s.bad_json:
         problems.append(f"{s.bad_json} data: lines are not JSON objects")
     if problems:
+        if s.error_texts:
+            fix = "read the error event: it names the failing component (see the references)"
+        elif res.ended == "timeout" and not res.events:
+            fix = ("no event arrived in time: the request may be queued behind others (see Saturation), or a proxy "
+                   "holds the whole stream back until it ends (buffering)")
+        elif res.ended in ("reset", "eof") or not res.done:
+            fix = "the stream was cut: read the server log for this request (a crash, an OOM, a proxy timeout)"
+        else:
+            fix = ""
         return [Obs("probe.stream.framing", "fail", f"{what}: " + "; ".join(problems),
-                    [f"{len(res.events)} events, {res.bytes_read} bytes, ended: {res.ended}"])]
+                    [f"{len(res.events)} events, {res.bytes_read} bytes, ended: {res.ended}"], fix=fix)]
     return [Obs("probe.stream.framing", "pass", f"{what}: {len(res.events)} SSE events, ends with [DONE]")]
 
 

@@ -429,3 +429,16 @@ def test_a_stream_that_ended_in_a_harmony_error_gets_no_tick_for_its_partial_cal
     f = by_id(r)
     for fid in ("probe.tools.invalid_json", "probe.tools.name_leak"):
         assert fid not in f or f[fid].status != "pass", (fid, f[fid].detail)
+
+
+def test_sse_buffering_advice_only_with_evidence_of_buffering():
+    with serve("vllm", faults=("stale_eos",)) as srv:  # the stream ends with an error event
+        r = run_check(srv.url)
+    framing = by_id(r).get("probe.stream.framing")
+    assert framing is None or "buffer" not in (framing.fix or "")
+    from hostile import hostile
+
+    with hostile("reset_mid_stream") as srv:
+        r = run_check(srv.url)
+    framing = by_id(r)["probe.stream.framing"]
+    assert framing.status == "fail" and "buffer" not in framing.fix and "cut" in framing.fix
