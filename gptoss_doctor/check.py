@@ -64,6 +64,8 @@ def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
     if fid == "auth.required":
         return "pass the server's key with --api-key or OPENAI_API_KEY"
     if fid == "health":
+        if e == "litellm":
+            return "the proxy is up; fix the backend it routes this model to (check it directly with gptoss-doctor check)"
         return "the engine reports unhealthy: read its log, then restart it"
     if fid == "engine.version":
         return {"vllm": "upgrade vLLM (>= 0.10.2 for gpt-oss tool calls) and start it with "
@@ -482,8 +484,11 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
         res.auth_problem = True
         where = d.auth_path
         if opts.api_key:
+            fix = ("use the proxy's master key (LITELLM_MASTER_KEY) or one of its virtual keys: without a database "
+                   "LiteLLM answers any other key with 'No connected db.'") if d.engine == "litellm" else \
+                "check the key the server was started with (--api-key)"
             col.add("auth.required", "fail", f"the API key was rejected (HTTP {d.auth_status} on {where})",
-                    [d.responses[where].snippet(160)], fix="check the key the server was started with (--api-key)")
+                    [d.responses[where].snippet(160)], fix=fix)
         else:
             col.add("auth.required", "fail", f"the server requires an API key (HTTP {d.auth_status} on {where})",
                     [d.responses[where].snippet(160)])
@@ -506,12 +511,25 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
     progress(f"{where}: {ENGINE_LABELS.get(d.engine, d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)
+    late = client.seen_headers.get("x-litellm-version")
+    if d.engine == "litellm" and not d.version and late:
+        # LiteLLM puts its version on every completion (x-litellm-version), not on its discovery endpoints
+        d.version = res.version = late
+        d.engine_evidence.append(f"x-litellm-version: {late} (on a completion)")
+        col.obs.pop("engine.identified", None)
+        col.obs.pop("engine.version", None)
+        _engine(d, col)
     if isinstance(out[0], list):  # enrich() failed inside: its error observation
         col.extend(out[0])
     if len(out) > 2:
         obs = out[2]
         col.extend(obs)
-        if any(o.evidence and any("HTTP 401" in e or "HTTP 403" in e for e in o.evidence) for o in obs):
+        proxy_fault = _proxy_backend_fault(d, obs)
+        if proxy_fault:
+            detail, fix, text = proxy_fault
+            col.health_failed = True
+            col.add("health", "fail", detail, [text[:200]], error_text=text[:2000], fix=fix)
+        elif any(o.evidence and any("HTTP 401" in e or "HTTP 403" in e for e in o.evidence) for o in obs):
             res.auth_problem = True
             col.add("auth.required", "fail", "a probe was refused with HTTP 401/403")
         chat_down = [o for o in obs if o.id == "probe.chat" and o.status == "fail" and not P.HARMONY_ERROR_RE.search(
@@ -555,6 +573,24 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions, 
                 o.evidence.extend(d.config_evidence[k] for k in keys if k in d.config_evidence)
     if opts.quick:
         col.add("probe.chat", "skip", "--quick: behavioural probes skipped")
+
+
+def _proxy_backend_fault(d, obs: list) -> Optional[tuple[str, str, str]]:
+    """(detail, fix, error text) when a LiteLLM proxy's failures come from its backend, not from the proxy or a flag:
+    the backend rejected the proxy's key, or every deployment is in cooldown after earlier failures."""
+    if d.engine != "litellm":
+        return None
+    texts = [o.error_text or o.detail for o in obs if o.status in ("fail", "error")]
+    auth = next((t for t in texts if "AuthenticationError" in t and ("model group" in t or "Exception -" in t)), None)
+    if auth:
+        return ("the backend behind the LiteLLM proxy rejected the proxy's API key (the proxy accepted yours)",
+                "fix api_key in the proxy's model config (litellm_params.api_key, often os.environ/…) for this model",
+                auth)
+    cool = next((t for t in texts if "all_deployments_in_cooldown" in t or "No deployments available" in t), None)
+    if cool:
+        return ("every backend deployment of this model is in cooldown at the LiteLLM proxy (it failed before)",
+                "fix the backend's failure first (check it directly), then retry after the cooldown", cool)
+    return None
 
 
 async def _banner(base_url: str, wait: float = 1.5) -> str | None:
@@ -603,7 +639,17 @@ def _health(d, col: Collector) -> None:
         return
     if d.engine == "litellm" and r["/health/liveliness"].answered:
         lv, rd = r["/health/liveliness"], r["/health/readiness"]
-        if lv.ok and (rd.ok or not rd.answered):
+        hobj = h.json_object() if h.ok else None
+        bad = [e for e in (hobj or {}).get("unhealthy_endpoints") or [] if isinstance(e, dict)]
+        if lv.ok and bad:
+            # the proxy is up; what is down is the backend it routes to
+            where = ", ".join(str(e.get("api_base") or e.get("model") or "?") for e in bad[:3])
+            col.health_failed = True
+            col.add("health", "fail", f"the LiteLLM proxy is up, but its backend is unhealthy: {where}",
+                    [str(bad[0].get("error") or "")[:200]], error_text=str(bad[0].get("error") or "")[:2000],
+                    fix=f"start or fix the backend behind the proxy, then check it directly: gptoss-doctor check "
+                        f"{str(bad[0].get('api_base') or 'BACKEND_URL').removesuffix('/v1')}")
+        elif lv.ok and (rd.ok or not rd.answered):
             col.add("health", "pass", "GET /health/liveliness and /health/readiness answer OK")
         else:
             col.add("health", "fail", f"LiteLLM health: liveliness {lv.describe()}, readiness {rd.describe()}")

@@ -133,6 +133,9 @@ async def discover(client: Client) -> Discovery:
     models_resp = d.responses["/v1/models"]
     if models_resp.status in (401, 403):
         d.auth_status = models_resp.status
+    elif models_resp.status == 400 and "No connected db" in models_resp.text:
+        # LiteLLM 1.109 (recorded) answers a key it cannot look up, with no database configured, with 400
+        d.auth_status = 400
     elif models_resp.ok:
         # some engines keep the model list public and guard the rest (llama.cpp: /props)
         guarded = [d.responses[p] for p, auth in DISCOVERY if auth and p != "/v1/models"
@@ -229,6 +232,8 @@ def fingerprint(d: Discovery) -> None:
             pick("lmdeploy", "401 body in LMDeploy's error shape")
         elif "auth_error" in body:
             pick("litellm", "401 body in LiteLLM's error shape")
+        elif "no_db_connection" in body or "Noconnecteddb" in body:
+            pick("litellm", "400 'No connected db.' (LiteLLM's answer to a key it cannot look up)")
         elif "Provide a valid API token" in r["/v1/models"].text:
             pick("lmstudio", "401 body in LM Studio's wording")
     d.engine = engine or "unknown"

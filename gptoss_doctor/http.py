@@ -249,6 +249,7 @@ class Client:
         self.sse_max_events = sse_max_events
         self.sse_max_bytes = sse_max_bytes
         self.requests = 0
+        self.seen_headers: dict[str, str] = {}  # headers worth keeping from any answer (x-litellm-version …)
         self._stream_seconds: Optional[float] = None
         self.log: list[tuple[str, str, Optional[int], float]] = []  # (method, path, status, seconds)
         # Only same-origin requests are ever sent, so a plain-http target never needs a CA bundle
@@ -273,6 +274,13 @@ class Client:
             await self._client.aclose()
         except Exception:  # noqa: BLE001 - closing a broken connection must not fail the check
             pass
+
+    KEPT_HEADERS = ("x-litellm-version",)
+
+    def _keep(self, headers: dict) -> None:
+        for k in self.KEPT_HEADERS:
+            if k in headers and k not in self.seen_headers:
+                self.seen_headers[k] = str(headers[k])[:40]
 
     def url(self, path: str) -> str:
         return self.base_url + (path if path.startswith("/") else "/" + path)
@@ -331,6 +339,7 @@ class Client:
                 resp.url = url
                 resp.status = r.status_code
                 resp.headers = {k.lower(): v for k, v in r.headers.items()}
+                self._keep(resp.headers)
                 follow, away = self._redirect(url, r.status_code, resp.headers)
                 if away:
                     resp.redirect_to = away
@@ -392,6 +401,7 @@ class Client:
                 res.url = url
                 res.status = r.status_code
                 res.headers = {k.lower(): v for k, v in r.headers.items()}
+                self._keep(res.headers)
                 follow, away = self._redirect(url, r.status_code, res.headers)
                 if away:
                     res.redirect_to = away

@@ -442,3 +442,44 @@ def test_sse_buffering_advice_only_with_evidence_of_buffering():
         r = run_check(srv.url)
     framing = by_id(r)["probe.stream.framing"]
     assert framing.status == "fail" and "buffer" not in framing.fix and "cut" in framing.fix
+
+
+def test_litellm_version_is_read_from_a_completion_header():
+    # LiteLLM 1.109.1 (recorded) has no version on /health/readiness, only x-litellm-version on completions
+    with serve("litellm", version="1.109.1") as srv:
+        r = run_check(srv.url)
+    assert r.version == "1.109.1"
+    assert "1.109.1" in by_id(r)["engine.identified"].detail
+
+
+def _fixes(r):
+    return " ".join(c.fix or "" for c in r.checks if c.status in ("fail", "warn", "error"))
+
+
+def test_litellm_wrong_proxy_key_is_an_auth_failure_with_a_proxy_fix():
+    with serve("litellm", version="1.109.1", faults=("api_key",)) as srv:
+        r = run_check(srv.url, api_key="wrong-key")
+    f = by_id(r)
+    assert f["auth.required"].status == "fail" and "HTTP 400" in f["auth.required"].detail
+    assert "master key" in f["auth.required"].fix
+    assert "--tool-call-parser" not in _fixes(r) and "--api-key" not in f["auth.required"].fix
+
+
+@pytest.mark.parametrize("fault,words", [("backend_key_wrong", "rejected the proxy's API key"),
+                                         ("backend_cooldown", "in cooldown")])
+def test_litellm_backend_faults_name_the_backend_not_a_flag(fault, words):
+    with serve("litellm", version="1.109.1", faults=(fault,)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    assert f["health"].status == "fail" and words in f["health"].detail
+    fixes = _fixes(r)
+    assert "--tool-call-parser" not in fixes and "buffer" not in fixes and "pass the server's key" not in fixes
+    assert "auth.required" not in f or f["auth.required"].status == "pass"
+
+
+def test_litellm_dead_backend_names_the_backend():
+    with serve("litellm", version="1.109.1", faults=("dead",)) as srv:
+        r = run_check(srv.url)
+    f = by_id(r)
+    assert f["health"].status == "fail" and "backend" in f["health"].detail
+    assert "restart it" not in f["health"].fix and "backend" in f["health"].fix

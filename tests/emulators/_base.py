@@ -31,6 +31,8 @@ FAULTS = (
     "saturated",
     "structured_harmony",
     "garbage",
+    "backend_key_wrong",
+    "backend_cooldown",
 )
 
 SSE_CT = "text/event-stream; charset=utf-8"

@@ -60,6 +60,10 @@ class LiteLLM(Engine):
     def unauthorized(self, req: Request) -> Response:
         if req.bearer() is None and "x-litellm-api-key" not in req.headers:
             msg = "Authentication Error, No api key passed in."
+        elif self.vt >= (1, 100):
+            # recorded on 1.109.1 with a master key and no database: an unknown key is a 400
+            return json_response({"error": {"message": "No connected db.", "type": "no_db_connection", "param": None,
+                                            "code": "400"}}, status=400)
         else:
             msg = "Authentication Error, Invalid proxy server token passed. Unable to find token in cache or `LiteLLM_VerificationTokenTable`"
         return json_response({"error": {"message": msg, "type": "auth_error", "param": "None", "code": "401"}},
@@ -106,6 +110,21 @@ class LiteLLM(Engine):
         return {"error": {"message": f"litellm.InternalServerError: InternalServerError: Hosted_vllmException - "
                                      f"{message}", "type": None, "param": None, "code": "500"}}
 
+    def chat_precheck(self, body: dict):
+        # recorded on 1.109.1 (no-master-key-backend-llama-key-wrong): the backend's 401, then a cooldown 429
+        if self.has("backend_key_wrong"):
+            return json_response({"error": {"message": "litellm.AuthenticationError: AuthenticationError: "
+                                  "OpenAIException - Invalid API Key\n\nLiteLLM: model group 'gpt-oss-20b' failed with "
+                                  "the error above. No fallback was attempted.", "type": "authentication_error",
+                                  "param": None, "code": "401"}}, status=401)
+        if self.has("backend_cooldown"):
+            return json_response({"error": {"message": "No deployments available for selected model, Try again in 5 "
+                                  "seconds. All deployments for selected model are in cooldown. Passed model="
+                                  f"{self.model}. pre-call-checks=False, cooldown_list=['e18ed91d60940c98']",
+                                  "type": "all_deployments_in_cooldown", "param": None, "code": "429"}},
+                                 status=429, headers=[("retry-after", "5")])
+        return None
+
     # -- headers (§8) --------------------------------------------------------------------------------
     def completion_headers(self) -> list:
         return [("x-litellm-call-id", str(uuid.uuid4())), ("x-litellm-model-id", "e4d5a3f0b1c2"),
@@ -123,6 +142,9 @@ class LiteLLM(Engine):
                              content_type="text/html; charset=utf-8")
 
     def readiness(self, req: Request) -> Response:
+        if self.vt >= (1, 100):
+            # recorded on 1.109.1 (../shared/real/litellm-1.109.1): no version here, only on completions
+            return json_response({"status": "healthy", "db": "Not connected"})
         return json_response({"status": "healthy", "db": "Not connected", "cache": None,
                               "litellm_version": self.version, "success_callbacks": ["sync_deployment_callback_on_success"],
                               "use_aiohttp_transport": True})
