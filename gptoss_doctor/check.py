@@ -104,8 +104,8 @@ def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
         return "upgrade the engine; clients can cut tool names at the first '<|'"
     if fid.startswith("eos."):
         return "refresh generation_config.json so eos_token_id is [200002, 199999, 200012] (gptoss-doctor fix-config), then restart"
-    if fid == "probe.responses":
-        return "use an engine release with /v1/responses for gpt-oss, or use /v1/chat/completions"
+    if fid == "probe.responses" and not target.health_failed:
+        return "read the error text and the server log for this request (see the references)"
     if fid in ("probe.chat", "probe.stream.framing", "probe.tools.stream", "probe.responses.tool_output", "probe.responses"):
         if target.health_failed:
             return "the engine is unhealthy (see the health check): read its log and restart it"

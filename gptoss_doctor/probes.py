@@ -609,12 +609,24 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
             if ctx.engine in NO_RESPONSES_API:
                 return [Obs("probe.responses", "skip", f"{ctx.engine} has no Responses API")]
             return [Obs("probe.responses", "fail", f"{what}: HTTP {r.status}: the server has no Responses API",
-                        [_short(r.text, 200)], error_text=error_message(r.json(), r.text), http_status=r.status),
+                        [_short(r.text, 200)], error_text=error_message(r.json(), r.text), http_status=r.status,
+                        fix="use an engine release with /v1/responses for gpt-oss, or use /v1/chat/completions"),
                     Obs("probe.responses.function_call", "skip", "no Responses API"),
                     Obs("probe.responses.reasoning", "skip", "no Responses API")]
         if r.status is not None and 200 <= r.status < 300:
             return [Obs("probe.responses", "fail", f"{what}: stream requested but the answer is {res.content_type or 'not SSE'}")]
-        return http_failure("probe.responses", what, r)
+        obs = http_failure("probe.responses", what, r)
+        text = error_message(r.json(), r.text)
+        for o in obs:
+            if o.id != "probe.responses":
+                continue
+            if ctx.engine == "litellm" and re.search(r"reasoning", text, re.I):
+                # the proxy, not the engine, refuses the parameter (LiteLLM's per-provider parameter lists)
+                o.fix = ("let reasoning through the proxy for this model (allowed_openai_params, or mark the model as "
+                         "a reasoning model in its model_info); drop_params would only drop it silently")
+            elif re.search(r"--jinja|jinja", text, re.I):
+                o.fix = "tools need the model's chat template: start llama-server without --no-jinja"
+        return obs
     if res.ended == "redirect" or (res.error and not res.events):
         return [Obs("probe.responses", "error", f"{what}: {res.error_message or 'redirected to ' + str(res.redirect_to)}")]
     types: list[str] = []
@@ -659,9 +671,18 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     elif "response.completed" in types or "response.incomplete" in types:
         obs.append(Obs("probe.responses", "pass", f"{what}: {len(types)} events, ends with response.completed"
                        if "response.completed" in types else f"{what}: ends with response.incomplete"))
+    elif "response.function_call_arguments.done" in types and res.ended in ("eof", "reset", "done"):
+        # vLLM closes the stream right after the call when its Harmony parser fails on what follows <|call|>,
+        # without an error event (seen on real vLLM 0.26.0 with a stale generation_config.json)
+        obs.append(Obs("probe.responses", "fail", f"{what}: the stream stopped right after the function call "
+                       "(function_call_arguments.done) without response.completed: the server's Harmony parser failed "
+                       "after <|call|> (its log has the HarmonyError)", evidence,
+                       fix="a stale generation_config.json (no <|call|> stop token) does this: gptoss-doctor fix-config "
+                           "--dry-run, then --yes, and restart the server"))
     else:
         obs.append(Obs("probe.responses", "fail", f"{what}: no response.completed event ({res.ended}: "
-                       f"{res.error_message or str(len(types)) + ' events'})", evidence))
+                       f"{res.error_message or str(len(types)) + ' events'})", evidence,
+                       fix="read the server log for this request"))
     if fc_items or fc_args:
         name = next((i.get("name") for i in fc_items if i.get("name")), TOOL_NAME)
         args = fc_args[0] if fc_args else next((i.get("arguments") for i in fc_items if isinstance(i.get("arguments"), str)), "")

@@ -483,3 +483,12 @@ def test_litellm_dead_backend_names_the_backend():
     f = by_id(r)
     assert f["health"].status == "fail" and "backend" in f["health"].detail
     assert "restart it" not in f["health"].fix and "backend" in f["health"].fix
+
+
+def test_responses_stream_cut_after_the_call_points_at_the_stale_config_not_at_the_engine():
+    with serve("vllm", version="0.26.0", faults=("stale_eos",)) as srv:
+        r = run_check(srv.url, deep=True)
+    f = by_id(r)
+    assert f["probe.responses"].status == "fail"
+    assert "right after the function call" in f["probe.responses"].detail
+    assert "fix-config" in f["probe.responses"].fix and "upgrade" not in f["probe.responses"].fix.lower()

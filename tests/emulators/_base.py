@@ -58,6 +58,7 @@ class Engine(HTTPApp):
     reasoning_keys: tuple = ("reasoning_content",)
     responses_reasoning_style = "vllm"  # vllm | sglang | ollama | plain | none
     responses_uses_chat_parsers = True  # False: Responses API renders Harmony itself (chat parser faults don't apply)
+    responses_cut_after_call = False  # True: a Harmony error after <|call|> ends the stream with no error event
     empty_tool_calls_list = True  # non-streamed message carries "tool_calls": [] when none
     sse_content_type = SSE_CT
 
@@ -516,6 +517,8 @@ class Engine(HTTPApp):
         for idx, it in enumerate(items):
             if it["type"] == "reasoning":
                 yield from self.responses_reasoning_events(ev, idx, it)
+                if turn.harmony_error and self.responses_cut_after_call:
+                    continue  # this engine fails later, after the call (see below)
                 if turn.harmony_error:
                     msg = self.stale_error_text(turn)
                     yield ev("error", code="500", message=msg, param=None)
@@ -533,6 +536,8 @@ class Engine(HTTPApp):
                     yield ev("response.function_call_arguments.delta", item_id=it["id"], output_index=idx, delta=f)
                 yield ev("response.function_call_arguments.done", item_id=it["id"], output_index=idx,
                          arguments=it["arguments"], name=it["name"])
+                if turn.harmony_error and self.responses_cut_after_call:
+                    return  # vLLM 0.26.0 with a stale config (seen in the real runs of issue 9): the stream just ends
                 yield ev("response.output_item.done", output_index=idx, item=it)
             else:
                 text = it["content"][0]["text"]

@@ -31,6 +31,10 @@ class VLLM(Engine):
         return ("reasoning_content",)
 
     @property
+    def responses_cut_after_call(self) -> bool:  # seen on 0.26.0 with a stale config (real runs, issue 9)
+        return self.vt >= (0, 26)
+
+    @property
     def has_gptoss_tool_parser(self) -> bool:  # no harmony tool calling in chat before 0.10.2
         return self.vt >= (0, 10, 2)
 
