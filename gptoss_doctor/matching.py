@@ -222,6 +222,10 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
         if not strong and not q.gptoss and not q.prose:
             # an error message that resembles a known one but is neither quoted by it nor about gpt-oss: a lead
             score = min(score, MEDIUM - 0.03)
+        elif not strong and not q.gptoss:
+            # a description that never names gpt-oss, its format or its tokens: the shared words are a lead,
+            # scaled (not capped) so the order of the leads is kept
+            score *= 0.68
         if q.other_model and not q.gptoss and score > 0.4:
             # the text is about another model: the same words (even the same message) are no diagnosis
             score = 0.4

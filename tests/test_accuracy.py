@@ -1,0 +1,41 @@
+"""The accuracy benchmark as a test: explain must not fall below the figures it reached (bench/bench_accuracy.py).
+
+The floors are the scores measured when they were set (README, "Accuracy"); a change that loses accuracy fails here.
+Raise them when the matcher or the knowledge base gets better.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import bench_accuracy as B
+
+FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
+    "dev": (0.88, 0.96),
+    "holdout": (0.85, 0.95),
+    "independent": (0.0, 0.0),
+}
+
+
+@pytest.fixture(scope="module")
+def summary():
+    return B.summary(B.run(B.load_cases()))
+
+
+@pytest.mark.parametrize("split", sorted(FLOORS))
+def test_top1_and_top3_do_not_fall(summary, split):
+    got = summary[split]
+    if not got["cases"]:
+        pytest.fail(f"no {split} cases: bench/cases is incomplete")
+    top1, top3 = FLOORS[split]
+    assert got["top1_rate"] >= top1, got
+    assert got["top3_rate"] >= top3, got
+
+
+def test_no_confident_answer_on_negatives(summary):
+    assert summary["all"]["negatives"] >= 20
+    assert summary["all"]["negatives_confident_wrong"] == 0, summary["all"]
+
+
+def test_the_benchmark_is_large_enough(summary):
+    assert summary["all"]["cases"] >= 150
