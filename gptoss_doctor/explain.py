@@ -72,6 +72,10 @@ TRACKERS = {
     "llama.cpp": "ggml-org/llama.cpp", "ollama": "ollama/ollama", "lmstudio": "lmstudio-ai/lmstudio-bug-tracker",
     "trtllm": "NVIDIA/TensorRT-LLM", "tgi": "huggingface/text-generation-inference", "litellm": "BerriAI/litellm",
     "transformers": "huggingface/transformers", "mlx": "ml-explore/mlx-lm",
+    "codex": "openai/codex", "openai-agents": "openai/openai-agents-python", "langchain": "langchain-ai/langchain",
+    "llamaindex": "run-llama/llama_index", "open-webui": "open-webui/open-webui", "continue": "continuedev/continue",
+    "cline": "cline/cline", "roo-code": "RooCodeInc/Roo-Code", "anythingllm": "Mintplex-Labs/anything-llm",
+    "aider": "Aider-AI/aider", "pydantic-ai": "pydantic/pydantic-ai", "vercel-ai": "vercel/ai",
 }
 DEFAULT_TRACKERS = ("openai/harmony", "vllm-project/vllm", "ollama/ollama", "ggml-org/llama.cpp")
 _VARIABLE = [

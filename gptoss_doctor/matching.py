@@ -18,6 +18,10 @@ from gptoss_doctor.parsing import Parsed, parse_text
 
 HIGH, MEDIUM, LOW = 0.75, 0.45, 0.15
 NON_ENGINE_HINTS = {"openai-sdk", "client", "any", "harmony"}
+# clients and hosted APIs seen in a text favour entries that name them; they never count against the rest (the
+# fault is often in the server behind them)
+CLIENT_HINTS = {"codex", "openai-agents", "langchain", "llamaindex", "open-webui", "continue", "cline", "roo-code",
+                "anythingllm", "aider", "pydantic-ai", "vercel-ai", "hosted"}
 GENERIC_FINDINGS = {"probe.tools.no_parser"}  # artifacts any model family can show
 GENERIC_ENGINES = {"any", "client", "openai-sdk", "harmony"}
 MAX_SCAN = 1 << 20  # how much of a pasted text is searched for known messages
@@ -185,7 +189,8 @@ def _lexical_score(cov: float, rel: float, s: float, q: _Query) -> float:
 def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
     lex = ix.ranker.scores(q.lexical) if q.lexical else [(0.0, 0.0, [])] * len(ix.entries)
     best_s = max((s for s, _, _ in lex), default=0.0) or 1.0
-    real_engines = {k: v for k, v in q.engines.items() if k not in NON_ENGINE_HINTS}
+    real_engines = {k: v for k, v in q.engines.items() if k not in NON_ENGINE_HINTS and k not in CLIENT_HINTS}
+    clients = {k: v for k, v in q.engines.items() if k in CLIENT_HINTS}
     out = []
     for i, e in enumerate(ix.entries):
         evidence: list[str] = []
@@ -215,6 +220,11 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
             elif not GENERIC_ENGINES & set(e.engines):
                 score -= 0.12
                 evidence.append(f"but the text is from {', '.join(real_engines)}, which this issue does not name")
+        if clients and score > 0:
+            named = [k for k in clients if k in e.engines]
+            if named:
+                score += 0.06
+                evidence.append(f'the text is about {named[0]} ("{clients[named[0]][:60]}"), which this issue names')
         if found and not q.gptoss and set(found) <= GENERIC_FINDINGS and not why:
             # a tool call written as JSON text is what any model without a parser produces: without a sign of
             # gpt-oss it is a lead, not a diagnosis

@@ -70,6 +70,20 @@ ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, _Lazy(p)) for e, p in [
     ("tgi", r"text-generation-launcher|text_generation_(?:router|server)"),
     ("transformers", r"transformers/(?:generation|commands|models)|transformers serve"),
     ("mlx", r"\bmlx_lm\b|\bmlx-lm\b|\bmlx\.core\b"),
+    # clients and hosted services: a hint that favours the entries naming them, never one that rules others out
+    ("codex", r"\bcodex\b|\bCodex CLI\b"),
+    ("openai-agents", r"\bopenai[-_]agents\b|\bAgents SDK\b|\bRunner\.run\b"),
+    ("langchain", r"\blang(?:chain|graph)\b|\bChatOpenAI\b|\bAIMessage\b|\bChatOllama\b"),
+    ("llamaindex", r"\bllama[-_ ]?index\b|\bFunctionAgent\b"),
+    ("open-webui", r"\bopen[- ]?webui\b"),
+    ("continue", r"\bcontinue\.dev\b|\bContinue (?:extension|config)\b|\bcontinuedev\b"),
+    ("cline", r"\bcline\b"),
+    ("roo-code", r"\broo[- ]?code\b|\bkilo ?code\b"),
+    ("anythingllm", r"\banything ?llm\b"),
+    ("aider", r"\baider\b"),
+    ("pydantic-ai", r"\bpydantic[-_ ]ai\b"),
+    ("vercel-ai", r"\bvercel/ai\b|\bai-sdk\b|\bAI SDK\b"),
+    ("hosted", r"\b(?:bedrock|groq|cerebras|openrouter|vertex ?ai|databricks|azure ai foundry|fireworks)\b"),
     ("openai-sdk", r"\bopenai\.(?:APIError|APIStatusError|InternalServerError|BadRequestError|APIConnectionError|"
                    r"AuthenticationError|NotFoundError|RateLimitError|UnprocessableEntityError|APITimeoutError)|openai/_base_client\.py"),
 ]]
