@@ -13,7 +13,7 @@ import typer
 
 from gptoss_doctor import __version__
 from gptoss_doctor.errors import EXIT_USAGE, describe_exception
-from gptoss_doctor.output import Output
+from gptoss_doctor.output.sink import Output
 
 EPILOG = """Examples:
 

@@ -9,7 +9,10 @@ import time
 
 import pytest
 
-from gptoss_doctor import check as C
+from gptoss_doctor.check import run as pipeline
+from gptoss_doctor.check.link import engine_ok
+from gptoss_doctor.check.result import CheckOptions, TargetResult
+from gptoss_doctor.check.targets import normalize_url
 from gptoss_doctor import kb
 from gptoss_doctor.cli import main
 from tests.emulators import ENGINES, serve
@@ -35,18 +38,18 @@ DEEP_FAULTS = {"no_responses_api", "responses_tool_output_lost"}
 NOT_APPLICABLE = {("tgi", "no_responses_api"), ("tgi", "responses_tool_output_lost"), ("tgi", "no_reasoning_parser")}
 
 
-def run_check(url: str, **kw) -> C.TargetResult:
-    opts = C.CheckOptions(timeout=kw.pop("timeout", 5), **kw)
-    return C.run([(url, [])], opts)[0]
+def run_check(url: str, **kw) -> TargetResult:
+    opts = CheckOptions(timeout=kw.pop("timeout", 5), **kw)
+    return pipeline.run([(url, [])], opts)[0]
 
 
-def by_id(r: C.TargetResult) -> dict:
+def by_id(r: TargetResult) -> dict:
     return {f.id: f for f in r.checks}
 
 
 def expected_refs(fid: str, engine: str) -> list[str]:
     """URLs of the KB entries that name the finding and apply to the engine."""
-    return [u for e in kb.by_finding(fid) if C._engine_ok(e, engine) for u in e.urls]
+    return [u for e in kb.by_finding(fid) if engine_ok(e, engine) for u in e.urls]
 
 
 def cli(*args: str, capsys) -> tuple[int, str, str]:
@@ -241,9 +244,9 @@ def test_malformed_urls_are_usage_errors(args, capsys):
 
 
 def test_trailing_v1_is_dropped():
-    assert C.normalize_url("http://h:8000/v1/")[0] == "http://h:8000"
-    assert C.normalize_url("h:8000")[0] == "http://h:8000"
-    assert C.normalize_url("https://h/proxy/v1/chat/completions")[0] == "https://h/proxy"
+    assert normalize_url("http://h:8000/v1/")[0] == "http://h:8000"
+    assert normalize_url("h:8000")[0] == "http://h:8000"
+    assert normalize_url("https://h/proxy/v1/chat/completions")[0] == "https://h/proxy"
 
 
 def test_quick_skips_probes():
@@ -332,7 +335,7 @@ def test_sglang_server_args_are_evidence():
 
 
 def test_a_probe_bug_is_an_error_check_not_a_crash(monkeypatch):
-    from gptoss_doctor import probes
+    from gptoss_doctor.check import probes
 
     async def boom(ctx):
         raise KeyError("unforeseen")

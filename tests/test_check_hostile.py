@@ -152,7 +152,7 @@ def test_llama_cpp_without_jinja_is_a_missing_tool_parser(capsys):
 
 BOMB_CLIENT = """
 import asyncio, sys
-from gptoss_doctor.http import Client
+from gptoss_doctor.net.http import Client
 async def main(url):
     async with Client(url) as c:
         r = await c.get("/v1/models")

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import run_cli
-from gptoss_doctor.output import Output
+from gptoss_doctor.output.sink import Output
 
 HEADLINE = "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006"
 

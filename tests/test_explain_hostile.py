@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
-from gptoss_doctor import matching
+from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import explain_text
 from hostile import hostile
 

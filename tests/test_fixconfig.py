@@ -661,7 +661,7 @@ def test_disk_full_before_changes(env, folder, monkeypatch):
     from collections import namedtuple
 
     from gptoss_doctor import fixconfig as fc
-    from gptoss_doctor import hubfiles as hf
+    from gptoss_doctor.fixconfig import hub as hf
     from gptoss_doctor.errors import UsageError
 
     for k in ("HF_ENDPOINT",):
@@ -677,7 +677,7 @@ def test_disk_full_before_changes(env, folder, monkeypatch):
 
 def test_enospc_while_staging_cleans_up(env, folder, monkeypatch):
     from gptoss_doctor import fixconfig as fc
-    from gptoss_doctor import hubfiles as hf
+    from gptoss_doctor.fixconfig import hub as hf
     from gptoss_doctor.errors import UsageError
 
     monkeypatch.setenv("HF_ENDPOINT", env["HF_ENDPOINT"])

@@ -49,11 +49,11 @@ def _frozen_kb(monkeypatch, vocab_dir):
     monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(vocab_dir))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "80")
-    from gptoss_doctor import check as C
+    from gptoss_doctor.check.link import reset_kb_cache
 
-    C._KB_CACHE.clear()  # the check pipeline caches the KB per process
+    reset_kb_cache()  # the check pipeline caches the KB per process
     yield
-    C._KB_CACHE.clear()
+    reset_kb_cache()
 
 
 def cli(capsys, *args: str) -> tuple[int, str]:

@@ -7,7 +7,7 @@ import socket
 import time
 
 
-from gptoss_doctor import http as H
+from gptoss_doctor.net import http as H
 from tests.hostile import closed_port, hostile, recorder, redirecting
 
 

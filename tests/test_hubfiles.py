@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gptoss_doctor import fixconfig as fc
-from gptoss_doctor import hubfiles as hf
+from gptoss_doctor.fixconfig import hub as hf
 from gptoss_doctor.errors import AuthError, UnreachableError, UsageError
 
 

@@ -29,7 +29,7 @@ def test_the_shipped_knowledge_base_is_valid_and_broad():
 
 
 def test_every_finding_id_check_emits_is_known_to_some_entry():
-    from gptoss_doctor.finding_ids import FINDING_IDS
+    from gptoss_doctor.check.finding_ids import FINDING_IDS
 
     named = {f for e in kb.load() for f in e.findings}
     assert named <= set(FINDING_IDS)

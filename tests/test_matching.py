@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from gptoss_doctor import kb, matching
+from gptoss_doctor import kb
+from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import explain_text
 
 ENTRIES = kb.load()
@@ -100,7 +101,7 @@ def test_every_entry_is_found_by_one_of_its_symptoms(entry):
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.token_ids], ids=lambda e: e.id)
 def test_token_signatures_are_real_ids(entry):
-    from gptoss_doctor.tokens import VOCAB_SIZE
+    from gptoss_doctor.harmony.tokens import VOCAB_SIZE
 
     assert all(0 <= t < VOCAB_SIZE for t in entry.token_ids)
 

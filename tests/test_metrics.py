@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gptoss_doctor import metrics
+from gptoss_doctor.check import metrics
 
 VLLM = """\
 # HELP vllm:num_requests_running Number of requests in model execution batches.

@@ -7,7 +7,7 @@ import json
 import re
 
 from conftest import run_cli
-from gptoss_doctor.output import Output, markdown_text, printable
+from gptoss_doctor.output.sink import Output, markdown_text, printable
 from hostile import hostile
 
 

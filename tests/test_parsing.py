@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from gptoss_doctor.parsing import BinaryInputError, parse_stream, parse_text, strip_prefixes, token_ids_in
+from gptoss_doctor.explain.parse import BinaryInputError, parse_stream, parse_text, strip_prefixes, token_ids_in
 
 # Every HarmonyError message of openai/harmony (src/encoding.rs) in its old and new wordings.
 HARMONY_FORMS = [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gptoss_doctor.sse import SSELineTooLong, SSEParser, parse_all
+from gptoss_doctor.net.sse import SSELineTooLong, SSEParser, parse_all
 
 # A realistic vLLM tool-call stream (server_apis.md section 1.6) plus a comment, an event name,
 # a multi-line data field and non-ASCII text (split inside multibyte characters below).

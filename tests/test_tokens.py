@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gptoss_doctor import tokens, vocab
-from gptoss_doctor.tokens import decode_ids
+from gptoss_doctor.harmony import tokens
+from gptoss_doctor.harmony import vocab
+from gptoss_doctor.harmony.tokens import decode_ids
 
 URL_SHA1 = hashlib.sha1(vocab.O200K_URL.encode()).hexdigest()
 

@@ -70,9 +70,14 @@ def register(app: typer.Typer) -> None:
         def body(out) -> int:
             import sys
 
-            from gptoss_doctor import check as C
+            from gptoss_doctor.check import report
+            from gptoss_doctor.check import targets as target_urls
+            from gptoss_doctor.check import run as pipeline
+            from gptoss_doctor.check.link import kb_error
+            from gptoss_doctor.check.result import CheckOptions, exit_code
+            from gptoss_doctor.redact import redact
             from gptoss_doctor.errors import UsageError
-            from gptoss_doctor.render import render_findings, render_summary
+            from gptoss_doctor.output.human import render_findings, render_summary
 
             if json_mode and markdown:
                 raise UsageError("choose one of --json and --markdown")
@@ -85,13 +90,13 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("no URL given", hint="gptoss-doctor check http://127.0.0.1:8000 (or --targets FILE)")
             parsed, seen = [], set()
             for u in raw:
-                base, notes = C.normalize_url(u)
+                base, notes = target_urls.normalize_url(u)
                 if base not in seen:  # the same server twice is checked once
                     seen.add(base)
                     parsed.append((base, notes))
             if model_dir is not None and not model_dir.exists():
                 raise UsageError(f"no such folder: {model_dir}")
-            opts = C.CheckOptions(api_key=api_key or None, timeout=timeout, model=model,
+            opts = CheckOptions(api_key=api_key or None, timeout=timeout, model=model,
                                   model_dir=str(model_dir) if model_dir else None, quick=quick, deep=deep,
                                   concurrency=concurrency)
             secrets = [api_key] if api_key else []
@@ -109,17 +114,17 @@ def register(app: typer.Typer) -> None:
                     for n in notes:
                         out.note(f"note: {n}")
             with out.progress("checking …") as update:
-                results = C.run(parsed, opts, progress=update)
-            code = C.exit_code(results, strict)
-            if C._KB_CACHE.get("error"):
-                out.note(f"warning: the knowledge base could not be loaded ({C._KB_CACHE['error']}); "
+                results = pipeline.run(parsed, opts, progress=update)
+            code = exit_code(results, strict)
+            if kb_error():
+                out.note(f"warning: the knowledge base could not be loaded ({kb_error()}); "
                          "findings carry no references")
             if json_mode:
-                out.json("check", C.redact(C.payload(results, strict), secrets))
+                out.json("check", redact(report.payload(results, strict), secrets))
                 return code
             if markdown:
-                argv = "gptoss-doctor check " + " ".join(C.public_url(b) for b, _ in parsed)
-                text = C.redact(C.render_markdown(results, argv), secrets)
+                argv = "gptoss-doctor check " + " ".join(target_urls.public_url(b) for b, _ in parsed)
+                text = redact(report.render_markdown(results, argv), secrets)
                 out.stdout.write(text)
                 out.stdout.flush()
                 return code
@@ -129,7 +134,7 @@ def register(app: typer.Typer) -> None:
                 from gptoss_doctor.results import Finding
 
                 # details on every line; evidence of passing checks only with --verbose
-                findings = [Finding(**{k: C.redact(v, secrets) for k, v in f.to_json().items()}) for f in r.checks]
+                findings = [Finding(**{k: redact(v, secrets) for k, v in f.to_json().items()}) for f in r.checks]
                 if not verbose:
                     seen: dict = {}
                     for f in findings:
@@ -143,7 +148,7 @@ def register(app: typer.Typer) -> None:
                                 f.evidence = [e for e in f.evidence if not e.startswith("matched: ")]
                             else:
                                 seen[key] = f.title
-                render_findings(out, findings, heading=C.redact(C.heading(r), secrets), verbose=True)
+                render_findings(out, findings, heading=redact(report.heading(r), secrets), verbose=True)
                 if r.models and len(r.models) > 1:
                     out.detail("models: " + ", ".join(m.id for m in r.models[:8]), indent=2)
             allf = [f for r in results for f in r.checks]

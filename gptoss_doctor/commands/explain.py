@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from gptoss_doctor.output import Output
+from gptoss_doctor.output.sink import Output
 
 EXPLAIN_HELP = """Explain a gpt-oss error message, log or traceback.
 
@@ -165,7 +165,7 @@ def _online_leads(ex) -> dict:
     if hint is None:
         reason = "a known issue matched" if ex.confident else "no error message to search for"
         return {"searched": False, "reason": reason, "leads": [], "problems": []}
-    from gptoss_doctor import online
+    from gptoss_doctor.explain import online
 
     leads, problems = online.search(hint["query"], [t["repo"] for t in hint["trackers"]])
     return {"searched": True, "query": hint["query"], "api": online.api_base(),
@@ -220,7 +220,7 @@ def register(app: typer.Typer) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import explain
             from gptoss_doctor.errors import UsageError
-            from gptoss_doctor.parsing import BinaryInputError
+            from gptoss_doctor.explain.parse import BinaryInputError
 
             if engine is not None:
                 from gptoss_doctor.kb import ENGINES
@@ -275,7 +275,7 @@ def register(app: typer.Typer) -> None:
 
         def body(out: Output) -> int:
             from gptoss_doctor.errors import UsageError
-            from gptoss_doctor.tokens import decode_ids
+            from gptoss_doctor.harmony.tokens import decode_ids
 
             values: list[int] = []
             for arg in ids:

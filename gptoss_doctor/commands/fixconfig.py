@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
                     from gptoss_doctor.errors import UsageError
 
                     raise UsageError("--vocab-source needs --vocab DIR")
-                from gptoss_doctor.vocabfix import run_vocab
+                from gptoss_doctor.fixconfig.vocab import run_vocab
 
                 return run_vocab(out, vocab, vocab_source, target, dry_run=dry_run, yes=yes)
             return _run(out, target, repo, revision, yes, dry_run, force, restore, backup)
@@ -81,8 +81,9 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
     from pathlib import Path
 
     from gptoss_doctor import fixconfig as fc
-    from gptoss_doctor import hubfiles as hf
+    from gptoss_doctor.fixconfig import hub as hf
     from gptoss_doctor.errors import UsageError
+    from gptoss_doctor import settings
 
     if yes and dry_run:
         raise UsageError("--yes and --dry-run contradict each other")
@@ -100,7 +101,7 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
             recovered = fc.recover(model, dry_run)
             if model.kind == "cache" and not model.pinned_snapshot:
                 model = hf.find_models(str(model.root), repo)[0]  # refs may have moved
-            if hf.offline_mode():
+            if settings.hub_offline():
                 hint = fc.local_eos_hint(model)
                 from gptoss_doctor.errors import UnreachableError
 
@@ -190,7 +191,7 @@ def _render(out, rep) -> None:
             out.mark("info", f"finished an interrupted fix-config ({rep.recovered})", indent=2)
     local = f"snapshot {_short(m.commit)}" + (f" (refs/{m.ref})" if m.ref else "") if m.kind == "cache" else (
         f"downloaded at {_short(m.commit)}" if m.commit else "plain folder")
-    from gptoss_doctor.hubfiles import hub_endpoint, redact
+    from gptoss_doctor.fixconfig.hub import hub_endpoint, redact
 
     ep = hub_endpoint()
     hub = "Hub" if ep == "https://huggingface.co" else f"Hub ({redact(ep)})"

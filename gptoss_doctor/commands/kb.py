@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from gptoss_doctor.output import Output
+from gptoss_doctor.output.sink import Output
 
 kb_app = typer.Typer(help="Browse and validate the knowledge base of known gpt-oss serving issues.",
                      short_help="Browse the knowledge base of known issues.",
@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
                   top: int = typer.Option(8, "--top", metavar="N", min=1, max=100),
                   json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
         def body(out: Output) -> int:
-            from gptoss_doctor import matching
+            from gptoss_doctor.explain import match as matching
 
             query = " ".join(words)
             found = matching.match_text(query, limit=top, min_score=0.05) if query.strip() else []

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         try:
             import mcp.server.mcpserver  # noqa: F401
         except ImportError:
-            from gptoss_doctor.output import Output
+            from gptoss_doctor.output.sink import Output
 
             exc = UsageError("the MCP server needs the optional extra: pip install 'gptoss-doctor[mcp]'")
             Output().note(f"error: {exc}")

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from gptoss_doctor.output import Output
+from gptoss_doctor.output.sink import Output
 
 SCAN_HELP = """Scan how gpt-oss is launched here, read-only and offline.
 
@@ -25,13 +25,13 @@ MARK = {"fail": "fail", "warn": "warn", "info": "info", "pass": "pass"}
 
 
 def _md(text: str) -> str:
-    from gptoss_doctor.output import markdown_text
+    from gptoss_doctor.output.sink import markdown_text
 
     return markdown_text(text)
 
 
 def _printable(text: str) -> str:
-    from gptoss_doctor.output import printable
+    from gptoss_doctor.output.sink import printable
 
     return printable(text)
 

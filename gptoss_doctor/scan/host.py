@@ -106,9 +106,9 @@ def is_gpt_oss_folder(folder: Path) -> bool:
 
 def cache_copies(skipped: list) -> list[tuple[str, Path]]:
     """(repo id, snapshot folder) of every gpt-oss snapshot in the Hugging Face cache."""
-    from gptoss_doctor.hubfiles import hub_cache_dir
+    from gptoss_doctor import settings
 
-    cache = hub_cache_dir()
+    cache = settings.hf_hub_cache()
     out: list[tuple[str, Path]] = []
     if not cache.is_dir():
         return out

@@ -1,5 +1,5 @@
 """Token decoding for o200k_harmony: Harmony specials from a built-in table, regular
-tokens through the real o200k vocabulary (found by gptoss_doctor.vocab), never guessed.
+tokens through the real o200k vocabulary (found by gptoss_doctor.harmony.vocab), never guessed.
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ ROLES: dict[int, str] = {
     200012: "the model wants to call a tool: a stop token (eos)",
 }
 
-_BY_NAME = {v: k for k, v in SPECIAL_TOKENS.items()}
+SPECIAL_IDS: dict[str, int] = {v: k for k, v in SPECIAL_TOKENS.items()}  # "<|call|>" -> 200012
+RETURN_ID, CALL_ID, END_ID, ENDOFTEXT_ID = (SPECIAL_IDS[n] for n in ("<|return|>", "<|call|>", "<|end|>", "<|endoftext|>"))
+EXPECTED_EOS = [RETURN_ID, ENDOFTEXT_ID, CALL_ID]  # eos_token_id of the current openai/gpt-oss generation_config.json
+_BY_NAME = SPECIAL_IDS
 
 
 def special_name(token_id: int) -> str | None:
@@ -104,7 +107,7 @@ def decode_ids(ids: Iterable[int], *, vocab_path: str | None = None, url: str | 
     need = sorted({i for i, info in zip(ids, out) if info is None})
     notes: list[str] = []
     if need:
-        from gptoss_doctor import vocab
+        from gptoss_doctor.harmony import vocab
 
         resolved = vocab.lookup(need, explicit=vocab_path, url=url, model=model,
                                 allow_download=allow_download, api_key=api_key)

@@ -8,10 +8,10 @@ import json
 import time
 from typing import Optional
 
-from gptoss_doctor import metrics as M
-from gptoss_doctor.probes import HARMONY_MARKUP_RE, Ctx, Obs, _body_payload, _message, error_message, http_failure
+from gptoss_doctor import engines
+from gptoss_doctor.check import metrics as M
+from gptoss_doctor.check.probes import HARMONY_MARKUP_RE, Ctx, Obs, _body_payload, _message, error_message, http_failure
 
-METRICS_ENGINES = ("vllm", "sglang", "llama.cpp", "tgi", "unknown", "")
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
           "additionalProperties": False}
 STRUCTURED_PROMPT = "What is the capital of France? Answer as JSON."
@@ -35,7 +35,8 @@ async def first_token_seconds(ctx: Ctx) -> Optional[float]:
 async def saturation(ctx: Ctx) -> list[Obs]:
     """KV cache, queue, preemptions, aborts and prefix-cache hits from /metrics; TTFT of a tiny request."""
     ttft = await first_token_seconds(ctx) if ctx.model else None
-    if ctx.engine not in METRICS_ENGINES:
+    profile = engines.get(ctx.engine)
+    if profile.metrics is None and profile is not engines.UNKNOWN:
         obs: list[Obs] = []
         r = None
     else:
@@ -43,10 +44,9 @@ async def saturation(ctx: Ctx) -> list[Obs]:
     if r is None:
         pass
     elif not r.ok or "text/plain" not in (r.content_type or "text/plain"):
-        hint = {"llama.cpp": "start llama-server with --metrics", "sglang": "start SGLang with --enable-metrics"}
         detail = f"/metrics not available ({r.describe()[:80]})"
-        if ctx.engine in hint:
-            detail += f": {hint[ctx.engine]} to see saturation"
+        if profile.metrics is not None and profile.metrics.enable_hint:
+            detail += f": {profile.metrics.enable_hint} to see saturation"
         obs = [Obs("metrics.saturation", "skip", detail)]
     else:
         sat = M.read(ctx.engine, M.parse(r.text))

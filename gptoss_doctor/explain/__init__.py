@@ -6,17 +6,14 @@ import re
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from gptoss_doctor import artifacts as artifacts_mod
-from gptoss_doctor import matching, parsing
-from gptoss_doctor.parsing import Parsed, _Lazy
-from gptoss_doctor.tokens import TokenInfo, decode_ids
+from gptoss_doctor import engines
+from gptoss_doctor.explain import artifacts as artifacts_mod
+from gptoss_doctor.explain import match as matching
+from gptoss_doctor.explain import parse as parsing
+from gptoss_doctor.explain.parse import Parsed, _Lazy
+from gptoss_doctor.harmony.tokens import TokenInfo, decode_ids
 
 ORIGINS = ("server", "client", "proxy", "model-files", "hardware", "unknown")
-ENGINE_NAMES = {
-    "vllm": "vLLM", "sglang": "SGLang", "lmdeploy": "lmdeploy", "llama.cpp": "llama.cpp", "ollama": "Ollama",
-    "lmstudio": "LM Studio", "litellm": "the litellm proxy", "trtllm": "TensorRT-LLM", "tgi": "TGI",
-    "transformers": "transformers", "mlx": "MLX",
-}
 SERVER_PATH_RE = _Lazy(r"vllm/|sglang/|lmdeploy/|tensorrt_llm/|text_generation_server/|transformers/commands/|mlx_lm/")
 HARDWARE_RE = _Lazy(
     r"CUDA error|CUDA out of memory|no kernel image is available|compute capability|Minimum capability|"
@@ -68,10 +65,7 @@ class Explanation:
 
 # where each engine's (and the format's) problems are reported; searched first when nothing matches
 TRACKERS = {
-    "vllm": "vllm-project/vllm", "sglang": "sgl-project/sglang", "lmdeploy": "InternLM/lmdeploy",
-    "llama.cpp": "ggml-org/llama.cpp", "ollama": "ollama/ollama", "lmstudio": "lmstudio-ai/lmstudio-bug-tracker",
-    "trtllm": "NVIDIA/TensorRT-LLM", "tgi": "huggingface/text-generation-inference", "litellm": "BerriAI/litellm",
-    "transformers": "huggingface/transformers", "mlx": "ml-explore/mlx-lm",
+    **{p.name: p.tracker for p in engines.PROFILES if p.tracker},
     "codex": "openai/codex", "openai-agents": "openai/openai-agents-python", "langchain": "langchain-ai/langchain",
     "llamaindex": "run-llama/llama_index", "open-webui": "open-webui/open-webui", "continue": "continuedev/continue",
     "cline": "cline/cline", "roo-code": "RooCodeInc/Roo-Code", "anythingllm": "Mintplex-Labs/anything-llm",
@@ -114,8 +108,8 @@ def search_hint(parsed: Parsed) -> dict | None:
 
 def _engine_label(parsed: Parsed) -> str | None:
     for key in parsed.engines:
-        if key in ENGINE_NAMES:
-            return ENGINE_NAMES[key]
+        if engines.known(key):
+            return engines.label(key)
     return None
 
 

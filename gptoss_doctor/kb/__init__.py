@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from gptoss_doctor import engines as engine_registry
 from gptoss_doctor.errors import UsageError
 
 ENGINES = (
-    "vllm", "sglang", "lmdeploy", "llama.cpp", "ollama", "lmstudio", "trtllm", "tgi", "litellm",
-    "transformers", "mlx", "harmony", "openai-sdk", "client", "any",
+    *engine_registry.names(), "harmony", "openai-sdk", "client", "any",
     # clients and hosted services that sit in front of an engine
     "openai-agents", "codex", "langchain", "llamaindex", "open-webui", "continue", "cline", "roo-code",
     "anythingllm", "n8n", "aider", "crewai", "pydantic-ai", "vercel-ai", "jan", "hosted",
@@ -91,7 +91,7 @@ def knowledge_dir() -> Path:
     if env:
         return Path(env)
     here = Path(__file__).resolve().parent
-    for cand in (here / "knowledge", here.parent / "knowledge"):
+    for cand in (here.parent / "knowledge", here.parent.parent / "knowledge"):
         if cand.is_dir():
             return cand
     raise UsageError("knowledge base not found (set GPTOSS_DOCTOR_KNOWLEDGE to the knowledge/ folder)")
@@ -174,7 +174,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         toks = sig.get("token_ids", [])
         if not isinstance(toks, list) or not all(isinstance(t, int) and 0 <= t < 201088 for t in toks):
             errs.append(f"{where}: signatures.token_ids must be a list of token IDs below 201088")
-        from gptoss_doctor.finding_ids import FINDING_IDS
+        from gptoss_doctor.check.finding_ids import FINDING_IDS
 
         for fid in sig.get("findings", []) or []:
             if isinstance(fid, str) and fid not in FINDING_IDS:
@@ -311,7 +311,7 @@ def ranker(entries: list[Entry]):
     import marshal
     import sys
 
-    from gptoss_doctor import rank
+    from gptoss_doctor.explain import rank
 
     cache = _CACHE_OF.get(id(entries))
     path = cache.with_suffix(f".bm25-v{rank.VERSION}-py{sys.version_info[0]}{sys.version_info[1]}.bin") if cache else None

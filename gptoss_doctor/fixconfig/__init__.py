@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
-from gptoss_doctor import hubfiles as hf
+from gptoss_doctor.fixconfig import hub as hf
 from gptoss_doctor.errors import DoctorError, UsageError
 
 JOURNAL = "journal.json"
@@ -43,7 +43,7 @@ DIFF_MAX_LINES = 60
 
 def token_name(tid: int) -> str:
     try:
-        from gptoss_doctor.tokens import SPECIAL_TOKENS  # the lead's table, when present
+        from gptoss_doctor.harmony.tokens import SPECIAL_TOKENS  # the lead's table, when present
 
         name = SPECIAL_TOKENS.get(tid)
     except Exception:  # noqa: BLE001 - optional module

@@ -36,7 +36,7 @@ else:
     import httpx
 
 from gptoss_doctor import __version__
-from gptoss_doctor.sse import SSEEvent, SSELineTooLong, SSEParser
+from gptoss_doctor.net.sse import SSEEvent, SSELineTooLong, SSEParser
 
 JSON_LIMIT = 1 << 20  # 1 MiB
 SSE_MAX_EVENTS = 5000

@@ -58,7 +58,7 @@ def _leads(repo: str, data) -> list[Lead]:
 
 
 async def _search(query: str, repos: list[str]) -> tuple[list[Lead], list[str]]:
-    from gptoss_doctor.http import Client
+    from gptoss_doctor.net.http import Client
 
     leads: list[Lead] = []
     problems: list[str] = []

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from gptoss_doctor.http import Client, Response, StreamResult
+from gptoss_doctor import engines, settings
+from gptoss_doctor.net.http import Client, Response, StreamResult
 
 TOOL_NAME = "get_weather"
 TOOL_PARAMS = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
@@ -35,9 +36,6 @@ HARMONY_ERROR_RE = re.compile(
     r"HarmonyError|openai_harmony|expecting start token|unexpected tokens remaining in message header|"
     r"Unknown role|Unexpected token \d+|Failed to parse input at pos|error parsing tool call", re.I)
 HARMONY_TOKEN_LEAK_RE = re.compile(r"<\||\|>|\bto=|\bfunctions\.|\bcommentary\b|\s")
-NO_REASONING_FIELD = ("tgi",)  # these never return a reasoning field: missing reasoning is only a warning
-NO_RESPONSES_API = ("tgi",)  # no /v1/responses by design
-NO_REASONING_EVENTS = ("lmdeploy",)  # its Responses stream has no reasoning events (server_apis.md section 6)
 UNEXPECTED_TOKEN_RE = re.compile(r"Unexpected token (\d+) while expecting start token 200006")
 
 
@@ -107,7 +105,7 @@ def http_failure(probe_id: str, what: str, r: Response) -> list[Obs]:
 
 
 def content_checks(content: str, where: str) -> list[Obs]:
-    from gptoss_doctor.artifacts import parse_flattened, parse_harmony
+    from gptoss_doctor.explain.artifacts import parse_flattened, parse_harmony
 
     obs = []
     m = HARMONY_MARKUP_RE.search(content)
@@ -134,11 +132,11 @@ def content_checks(content: str, where: str) -> list[Obs]:
 def reasoning_obs(field_name: Optional[str], content: str, where: str, ctx: Ctx) -> Obs:
     if field_name:
         return Obs("probe.reasoning", "pass", f"reasoning returned in '{field_name}' ({where})")
-    from gptoss_doctor.artifacts import parse_flattened, parse_harmony
+    from gptoss_doctor.explain.artifacts import parse_flattened, parse_harmony
 
     msgs = parse_harmony(content) if HARMONY_MARKUP_RE.search(content) else parse_flattened(content)
     leaked = bool(msgs or FLATTENED_RE.search(content))
-    status = "fail" if (ctx.gpt_oss and ctx.engine not in NO_REASONING_FIELD) or leaked else "warn"
+    status = "fail" if (ctx.gpt_oss and engines.get(ctx.engine).reasoning_field) or leaked else "warn"
     detail = f"no reasoning / reasoning_content field ({where})"
     if any(x.channel == "analysis" for x in msgs) or (leaked and not msgs):
         detail += "; the reasoning is mixed into content"
@@ -169,7 +167,7 @@ def garbled(text: str) -> Optional[str]:
     kernel), else None: words run into themselves ("ultimaultimaultima"), or many writing systems mixed."""
     import unicodedata
 
-    from gptoss_doctor.artifacts import doubled_fragments
+    from gptoss_doctor.explain.artifacts import doubled_fragments
 
     t = text[:4000]
     doubled = doubled_fragments(t)
@@ -606,7 +604,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     if res.ended == "not_sse":
         r = res.as_response()
         if r.status in (404, 405, 501):
-            if ctx.engine in NO_RESPONSES_API:
+            if not engines.get(ctx.engine).responses_api:
                 return [Obs("probe.responses", "skip", f"{ctx.engine} has no Responses API")]
             return [Obs("probe.responses", "fail", f"{what}: HTTP {r.status}: the server has no Responses API",
                         [_short(r.text, 200)], error_text=error_message(r.json(), r.text), http_status=r.status,
@@ -620,7 +618,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
         for o in obs:
             if o.id != "probe.responses":
                 continue
-            if ctx.engine == "litellm" and re.search(r"reasoning", text, re.I):
+            if engines.get(ctx.engine).is_proxy and re.search(r"reasoning", text, re.I):
                 # the proxy, not the engine, refuses the parameter (LiteLLM's per-provider parameter lists)
                 o.fix = ("let reasoning through the proxy for this model (allowed_openai_params, or mark the model as "
                          "a reasoning model in its model_info); drop_params would only drop it silently")
@@ -708,7 +706,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     reasoning = [t for t in types if "reasoning" in t]
     if reasoning:
         obs.append(Obs("probe.responses.reasoning", "pass", f"reasoning events: {', '.join(dict.fromkeys(reasoning))}"))
-    elif not errors and ctx.engine in NO_REASONING_EVENTS:
+    elif not errors and not engines.get(ctx.engine).reasoning_events:
         obs.append(Obs("probe.responses.reasoning", "skip", f"{ctx.engine} streams no reasoning events (by design)"))
     elif not errors:
         obs.append(Obs("probe.responses.reasoning", "warn", f"{what}: no reasoning events in the stream", evidence))
@@ -755,7 +753,7 @@ async def run_all(ctx: Ctx, deep: bool) -> list[Obs]:
     """Every probe, concurrently where independent."""
     tools_task = asyncio.ensure_future(tools(ctx))
     stream_task = asyncio.ensure_future(tools_stream(ctx))
-    from gptoss_doctor import probe_extras
+    from gptoss_doctor.check.probes import extras as probe_extras
 
     jobs = [chat(ctx), chat_stream(ctx), probe_extras.structured_output(ctx), probe_extras.saturation(ctx)]
     if deep:
@@ -784,9 +782,7 @@ async def guard(job: Any, fid: str) -> list[Obs]:
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001
-        import os
-
-        if os.environ.get("GPTOSS_DOCTOR_DEBUG", "") not in ("", "0", "false", "no"):
+        if settings.debug():
             raise
         return [Obs(fid, "error", f"internal error in this probe: {type(exc).__name__}: {_short(exc, 200)} "
                                   "(a bug in gptoss-doctor: please report it)")]

@@ -12,6 +12,8 @@ files carry a sha256. So "is this file current?" is answered by a name
 
 from __future__ import annotations
 
+from gptoss_doctor import settings
+
 import hashlib
 import json
 import os
@@ -113,18 +115,6 @@ class LocalModel:
         return str(self.root)
 
 
-def hub_cache_dir() -> Path:
-    """HF_HUB_CACHE / HUGGINGFACE_HUB_CACHE / HF_HOME/hub / XDG_CACHE_HOME/huggingface/hub / ~/.cache/huggingface/hub."""
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(var):
-            return Path(os.environ[var]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "huggingface" / "hub"
-
-
 def repo_folder_name(repo_id: str) -> str:
     return "models--" + repo_id.replace("/", "--")
 
@@ -213,7 +203,7 @@ def local_dir_etag(folder: Path, relpath: str) -> Optional[str]:
 
 def find_models(target: Optional[str], repo: Optional[str] = None) -> list[LocalModel]:
     """Resolve the command's argument to model copies on disk."""
-    cache = hub_cache_dir()
+    cache = settings.hf_hub_cache()
     if target is None:
         if not cache.is_dir():
             raise UsageError(f"no Hugging Face cache at {cache} (set HF_HOME / HF_HUB_CACHE, or pass a model folder)")
@@ -407,7 +397,7 @@ def hub_error(exc: BaseException, repo_id: str, revision: str) -> BaseException:
     first = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     endpoint = re.sub(r"//[^/@]*@", "//***@", hub_endpoint())  # never show credentials embedded in HF_ENDPOINT
     status = getattr(getattr(exc, "response", None), "status_code", None)
-    if "OfflineModeIsEnabled" in names or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+    if "OfflineModeIsEnabled" in names or settings.hub_offline():
         return UnreachableError(
             "HF_HUB_OFFLINE is set: cannot compare with the Hub",
             hint="unset HF_HUB_OFFLINE (and TRANSFORMERS_OFFLINE) to check and refresh the files; nothing was changed",
@@ -458,8 +448,6 @@ def hub_endpoint() -> str:
     return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
 
 
-def offline_mode() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 _TIMEOUT_SET = False
@@ -541,7 +529,7 @@ def fetch_remote(repo_id: str, revision: str, paths: list[str]) -> RemoteState:
 
 
 def _fetch_remote(repo_id: str, revision: str, paths: list[str]) -> RemoteState:
-    if offline_mode():
+    if settings.hub_offline():
         raise hub_error(Exception("offline"), repo_id, revision)
     _bound_http_waits()
     try:

@@ -16,6 +16,8 @@ reported, never used to guess.
 
 from __future__ import annotations
 
+from gptoss_doctor import settings
+
 import base64
 import hashlib
 import json
@@ -45,18 +47,10 @@ def own_cache_file() -> Path:
     return Path(base) / "gptoss-doctor" / FILE_NAME
 
 
-def hf_hub_cache() -> Path:
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]) / "hub"
-    return Path(os.path.expanduser("~")) / ".cache" / "huggingface" / "hub"
-
-
 def hf_cached_tokenizer_jsons() -> list[Path]:
     """tokenizer.json of gpt-oss repos in the HF cache, refs/main snapshot first."""
     found: list[Path] = []
-    cache = hf_hub_cache()
+    cache = settings.hf_hub_cache()
     for repo in GPT_OSS_REPOS:
         root = cache / ("models--" + repo.replace("/", "--"))
         if not root.is_dir():
@@ -171,10 +165,6 @@ def _store_own_cache(data: bytes) -> None:
         pass
 
 
-def _offline() -> bool:
-    return any(os.environ.get(v, "") not in ("", "0", "false") for v in ("GPTOSS_DOCTOR_OFFLINE", "HF_HUB_OFFLINE"))
-
-
 DOWNLOAD_LIMIT = 16 << 20  # o200k_base.tiktoken is ~3.6 MB
 DOWNLOAD_DEADLINE = 60.0
 DETOKENIZE_DEADLINE = 10.0  # for all IDs together, whatever the server does
@@ -185,7 +175,7 @@ def _download() -> bytes:
     """The vocabulary from its URL, with the same capped, deadlined client as ``check`` (whole-request deadline)."""
     import asyncio
 
-    from gptoss_doctor.http import Client
+    from gptoss_doctor.net.http import Client
 
     url = os.environ.get("GPTOSS_DOCTOR_VOCAB_URL", O200K_URL)
     base, _, path = url.partition("://")
@@ -205,7 +195,7 @@ def _detokenize(url: str, ids: list[int], model: str | None, api_key: str | None
     """Texts of ``ids`` from a server's /detokenize: concurrent, each answer capped, all within one deadline."""
     import asyncio
 
-    from gptoss_doctor.http import Client
+    from gptoss_doctor.net.http import Client
 
     out: dict[int, str] = {}
 
@@ -264,7 +254,7 @@ def lookup(ids: list[int], *, explicit: str | None = None, url: str | None = Non
            allow_download: bool = True, api_key: str | None = None) -> Resolved:
     """Bytes (or server text) of regular token IDs, from the first source that has them."""
     data, label, notes = load_verified(explicit)
-    if data is None and allow_download and not _offline():
+    if data is None and allow_download and not settings.offline():
         try:
             fetched = _download()
             if hashlib.sha256(fetched).hexdigest() == O200K_SHA256:

@@ -20,7 +20,7 @@ from gptoss_doctor.errors import DoctorError, UsageError
 
 
 def _sources(source: Optional[str], target: Optional[str]) -> list[tuple[str, Path]]:
-    from gptoss_doctor import vocab
+    from gptoss_doctor.harmony import vocab
 
     out: list[tuple[str, Path]] = []
     if source:
@@ -30,7 +30,7 @@ def _sources(source: Optional[str], target: Optional[str]) -> list[tuple[str, Pa
         out.append(("--vocab-source", p / vocab.FILE_NAME if p.is_dir() else p))
         return out
     if target:
-        from gptoss_doctor import hubfiles as hf
+        from gptoss_doctor.fixconfig import hub as hf
 
         for model in hf.find_models(target):
             out.append((f"tokenizer.json of {model.repo_id or model.root}", model.files_dir / "tokenizer.json"))
@@ -42,7 +42,7 @@ def _sources(source: Optional[str], target: Optional[str]) -> list[tuple[str, Pa
 
 
 def load_source(label: str, path: Path) -> bytes:
-    from gptoss_doctor import vocab
+    from gptoss_doctor.harmony import vocab
 
     if path.name == "tokenizer.json" or path.suffix == ".json":
         return vocab.tiktoken_bytes_from_tokenizer_json(path)
@@ -50,7 +50,7 @@ def load_source(label: str, path: Path) -> bytes:
 
 
 def find_vocab(source: Optional[str], target: Optional[str]) -> tuple[bytes, str, list[str]]:
-    from gptoss_doctor import vocab
+    from gptoss_doctor.harmony import vocab
 
     notes: list[str] = []
     for label, path in _sources(source, target):
@@ -76,7 +76,7 @@ def find_vocab(source: Optional[str], target: Optional[str]) -> tuple[bytes, str
 
 
 def run_vocab(out, dest: str, source: Optional[str], target: Optional[str], *, dry_run: bool = False, yes: bool = False) -> int:
-    from gptoss_doctor import vocab
+    from gptoss_doctor.harmony import vocab
     from gptoss_doctor.fixconfig import write_durable
 
     dest_dir = Path(dest).expanduser().resolve()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gptoss_doctor.output import Output
+from gptoss_doctor.output.sink import Output
 from gptoss_doctor.results import Finding, summarize, summary_line
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from gptoss_doctor import kb
-from gptoss_doctor.parsing import Parsed, parse_text
+from gptoss_doctor.explain.parse import Parsed, parse_text
 
 HIGH, MEDIUM, LOW = 0.75, 0.45, 0.15
 TIE_MARGIN = 0.05  # a medium match must lead the next one by this much to stay medium
@@ -298,7 +298,7 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
 def match_text(text: str, *, engine: str | None = None, limit: int = 5,
                entries: list[kb.Entry] | None = None, min_score: float = LOW) -> list[Match]:
     """Parse ``text`` and rank entries (used by ``check`` for server error bodies and by ``kb search``)."""
-    from gptoss_doctor.artifacts import recognise
+    from gptoss_doctor.explain.artifacts import recognise
 
     parsed = parse_text(text)
     arts, _ = recognise(text, proxy_seen="litellm" in parsed.engines)

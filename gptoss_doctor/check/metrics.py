@@ -1,7 +1,7 @@
 """Read an engine's Prometheus ``/metrics`` for saturation: KV-cache use, waiting queue, preemptions, aborted
 requests, prefix-cache hit rate. Pure functions over the text; ``check`` fetches it with its capped client.
 
-Metric names, per engine (the engines' own documentation and exporters):
+Metric names, per engine (the engines' own documentation and exporters; each engine's profile lists them):
 - vLLM (v1 engine): vllm:kv_cache_usage_perc (older: vllm:gpu_cache_usage_perc), vllm:num_requests_waiting,
   vllm:num_requests_running, vllm:num_preemptions_total, vllm:prefix_cache_queries_total / _hits_total,
   vllm:request_success_total{finished_reason="abort"}
@@ -85,56 +85,36 @@ class Saturation:
 
 
 def read(engine: str, samples: list[Sample]) -> Saturation | None:
-    """The saturation figures of ``engine`` in ``samples``; None when none of its metrics are there."""
-    s = Saturation(engine)
-    if engine == "vllm" or any(x.name.startswith("vllm:") for x in samples[:2000]):
-        s.engine = "vllm"
-        s.kv_cache_usage = _max(samples, "vllm:kv_cache_usage_perc")
-        if s.kv_cache_usage is None:
-            s.kv_cache_usage = _max(samples, "vllm:gpu_cache_usage_perc")
-        s.waiting = _total(samples, "vllm:num_requests_waiting")
-        s.running = _total(samples, "vllm:num_requests_running")
-        s.preemptions = _total(samples, "vllm:num_preemptions_total")
-        s.aborted = _total(samples, "vllm:request_success_total", finished_reason="abort")
-        q, h = _total(samples, "vllm:prefix_cache_queries_total"), _total(samples, "vllm:prefix_cache_hits_total")
+    """The saturation figures of ``engine`` (or of whichever known engine's metrics are there) in ``samples``; None
+    when no known metric is there. The metric names are in each engine's profile."""
+    from gptoss_doctor import engines
+
+    head = samples[:2000]
+    spec, name = None, engine
+    for p in engines.PROFILES:
+        if p.metrics is not None and (p.name == engine or any(x.name.startswith(p.metrics.prefix) for x in head)):
+            spec, name = p.metrics, p.name
+            break
+    if spec is None:
+        return None
+    s = Saturation(name)
+    for metric in spec.kv_cache_usage:
+        s.kv_cache_usage = _max(samples, metric)
+        if s.kv_cache_usage is not None:
+            break
+    s.waiting = _total(samples, spec.waiting) if spec.waiting else None
+    s.running = _total(samples, spec.running) if spec.running else None
+    s.preemptions = _total(samples, spec.preemptions) if spec.preemptions else None
+    s.aborted = _total(samples, spec.aborted[0], **spec.aborted[1]) if spec.aborted else None
+    if spec.prefix_hit_rate:
+        s.prefix_hit_rate = _max(samples, spec.prefix_hit_rate)
+    elif spec.prefix_counters:
+        q, h = _total(samples, spec.prefix_counters[0]), _total(samples, spec.prefix_counters[1])
         if q:
             s.prefix_queries, s.prefix_hit_rate = q, (h or 0.0) / q
-    elif engine == "sglang" or any(x.name.startswith("sglang:") for x in samples[:2000]):
-        s.engine = "sglang"
-        s.kv_cache_usage = _max(samples, "sglang:token_usage")
-        s.waiting = _total(samples, "sglang:num_queue_reqs")
-        s.running = _total(samples, "sglang:num_running_reqs")
-        s.aborted = _total(samples, "sglang:num_aborted_requests_total")
-        s.prefix_hit_rate = _max(samples, "sglang:cache_hit_rate")
-    elif engine == "llama.cpp" or any(x.name.startswith("llamacpp:") for x in samples[:2000]):
-        s.engine = "llama.cpp"
-        s.kv_cache_usage = _max(samples, "llamacpp:kv_cache_usage_ratio")
-        s.waiting = _total(samples, "llamacpp:requests_deferred")
-        s.running = _total(samples, "llamacpp:requests_processing")
-    elif engine == "tgi" or any(x.name.startswith("tgi_") for x in samples[:2000]):
-        s.engine = "tgi"
-        s.waiting = _total(samples, "tgi_queue_size")
-        s.running = _total(samples, "tgi_batch_current_size")
-    else:
-        return None
     if all(v is None for k, v in asdict(s).items() if k != "engine"):
         return None
     return s
-
-
-# the engine's own flags for each kind of pressure
-FIXES = {
-    "vllm": {"kv": "give the KV cache more room: raise --gpu-memory-utilization, lower --max-num-seqs, or lower "
-                   "--max-model-len", "queue": "requests queue up: lower per-request max_tokens, add replicas, or "
-                   "raise --max-num-seqs if the KV cache has room", "preempt": "the KV cache ran out and requests "
-                   "were preempted: raise --gpu-memory-utilization or lower --max-num-seqs"},
-    "sglang": {"kv": "raise --mem-fraction-static or lower --max-running-requests",
-               "queue": "requests queue up: add replicas or raise --max-running-requests if memory allows"},
-    "llama.cpp": {"kv": "the context cache is nearly full: raise --ctx-size or lower --parallel",
-                  "queue": "requests wait for a free slot: raise --parallel (with a larger --ctx-size)"},
-    "tgi": {"queue": "requests queue up: raise --max-concurrent-requests / --max-batch-total-tokens if memory allows, "
-                     "or add replicas"},
-}
 
 
 @dataclass
@@ -148,7 +128,10 @@ class Pressure:
 
 def assess(sat: Saturation, ttft_s: float | None = None) -> list[Pressure]:
     """Findings about ``sat`` (and the first-token time of the doctor's own probes)."""
-    fixes = FIXES.get(sat.engine, {})
+    from gptoss_doctor import engines
+
+    spec = engines.get(sat.engine).metrics
+    fixes = dict(spec.fixes) if spec else {}
     out: list[Pressure] = []
     if sat.kv_cache_usage is not None:
         pct = sat.kv_cache_usage * 100

@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO, Iterable
 
+from gptoss_doctor import engines
+
 
 class _Lazy:
     """A regex compiled on first use: start-up only pays for the patterns a given input needs."""
@@ -56,21 +58,10 @@ HARMONY_TOKENS_RE = _Lazy(r"<\|(?:start|end|message|channel|call|return|constrai
 FLATTENED_RE = _Lazy(r"assistant(?:final|commentary)\b|^\s*analysis[A-Z]", re.M)
 
 # --- engine hints from log prefixes and paths ---------------------------------------------------
+# engines first (their profiles hold the patterns), then clients and hosted services: a client hint favours the
+# entries naming it, never one that rules others out
 ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, _Lazy(p)) for e, p in [
-    ("vllm", r"\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)"),
-    ("vllm", r"\[(?:serving_chat|serving_responses|serving_completion|harmony_utils|api_server|launcher|core)\.py:\d+\]"),
-    ("vllm", r"vllm/(?:entrypoints|v1|model_executor)|\bvllm serve\b|\bvLLM\b|\bvllm\.(?:entrypoints|engine|v1)"),
-    ("sglang", r"\bsglang\b|\bSGLang\b|TokenizerManager|sglang\.launch_server|\bsgl-"),
-    ("lmdeploy", r" - lmdeploy - |\blmdeploy\b"),
-    ("llama.cpp", r"\bllama-server\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|llama\.cpp"),
-    ("ollama", r"source=\w+\.go:\d+|harmonyparser\.go|\bollama\b|\bOllama\b"),
-    ("lmstudio", r"LM ?Studio|\blmstudio\b|\[LM STUDIO SERVER\]|\blms\b"),
-    ("litellm", r"\blitellm\b|\bLiteLLM\b"),
-    ("trtllm", r"\[TRT-LLM\]|tensorrt_llm|trtllm-serve|TensorRT-LLM"),
-    ("tgi", r"text-generation-launcher|text_generation_(?:router|server)"),
-    ("transformers", r"transformers/(?:generation|commands|models)|transformers serve"),
-    ("mlx", r"\bmlx_lm\b|\bmlx-lm\b|\bmlx\.core\b"),
-    # clients and hosted services: a hint that favours the entries naming them, never one that rules others out
+    *engines.log_hints(),
     ("codex", r"\bcodex\b|\bCodex CLI\b"),
     ("openai-agents", r"\bopenai[-_]agents\b|\bAgents SDK\b|\bRunner\.run\b"),
     ("langchain", r"\blang(?:chain|graph)\b|\bChatOpenAI\b|\bAIMessage\b|\bChatOllama\b"),

@@ -1,0 +1,304 @@
+"""check, stage 3 (judge): observations become findings: one status per finding id, the engine's version rules,
+health, models, context and stop tokens, and the doctor's own fix when no knowledge-base entry gives a better one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from gptoss_doctor import engines
+from gptoss_doctor.check.finding_ids import FINDING_IDS
+from gptoss_doctor.check.localfiles import find_generation_config, read_eos
+from gptoss_doctor.check.result import CheckOptions
+from gptoss_doctor.engines.profile import vtuple
+from gptoss_doctor.harmony.tokens import CALL_ID, END_ID, EXPECTED_EOS, RETURN_ID
+
+if TYPE_CHECKING:
+    from gptoss_doctor.check.result import TargetResult
+
+SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
+
+ORDER = {fid: i for i, fid in enumerate(FINDING_IDS)}
+
+TITLES = {
+    "reach.dns": "Host name", "reach.refused": "Connection", "reach.reset": "Connection", "reach.tls": "TLS", "reach.timeout": "Response time",
+    "reach.not_llm": "OpenAI-compatible API", "reach.redirect": "Redirect", "auth.required": "Authentication",
+    "health": "Health endpoint", "engine.identified": "Engine", "engine.version": "Engine version",
+    "models.listed": "Model list", "models.gpt_oss": "gpt-oss model", "models.context": "Context length",
+    "tokenizer.special_tokens": "Tokenizer special tokens", "eos.call_token": "<|call|> stop token",
+    "eos.return_token": "<|return|> stop token", "eos.end_token": "<|end|> not a stop token",
+    "eos.local_generation_config": "Local generation_config.json", "probe.chat": "Plain chat",
+    "probe.harmony_error": "Harmony parser errors", "probe.harmony_leak": "Raw Harmony markup",
+    "probe.flattened_channels": "Flattened channels", "probe.reasoning": "Reasoning field",
+    "probe.tools.call": "Tool call", "probe.tools.no_parser": "Tool parser", "probe.tools.name_leak": "Tool name",
+    "probe.tools.invalid_json": "Tool arguments JSON", "probe.tools.stream": "Streamed tool call",
+    "probe.tools.stream_duplicated": "Streamed argument fragments", "probe.stream.error_chunk": "Mid-stream errors",
+    "probe.stream.framing": "SSE framing", "probe.responses": "Responses API",
+    "probe.responses.function_call": "Responses function call", "probe.responses.reasoning": "Responses reasoning events",
+    "probe.responses.tool_output": "Tool output in a second turn",
+    "probe.structured_output": "Structured output", "metrics.saturation": "Saturation (/metrics)",
+    "metrics.ttft": "Time to first token",
+}
+
+REASONING_FIX = "enable the engine's gpt-oss reasoning parser; clients must not send raw Harmony back"
+EOS_FIX = "refresh generation_config.json so eos_token_id is [200002, 199999, 200012] (gptoss-doctor fix-config), then restart"
+
+
+def builtin_fix(fid: str, engine: str, target: "TargetResult") -> str:
+    """The doctor's own fix for a finding: the engine's wording (its profile) first, then the generic one."""
+    if fid == "reach.refused":
+        return f"start the server or fix host/port (defaults: {engines.port_hint()})"
+    own = engines.get(engine).fix(fid, target)
+    if own:
+        return own
+    if fid == "health":
+        return "the engine reports unhealthy: read its log, then restart it"
+    if fid == "probe.responses" and not target.health_failed:
+        return "read the error text and the server log for this request (see the references)"
+    if fid in ("probe.chat", "probe.stream.framing", "probe.tools.stream", "probe.responses.tool_output", "probe.responses"):
+        if target.health_failed:
+            return "the engine is unhealthy (see the health check): read its log and restart it"
+    return GENERIC_FIXES.get(fid, "")
+
+
+GENERIC_FIXES = {
+    "reach.reset": "check the port speaks HTTP (not a database, SSH, or a TLS-only port) and the server log for crashes",
+    "reach.dns": "check the host name (try the IP address)",
+    "reach.tls": "use http:// for a plain-HTTP server, or fix the server's certificate",
+    "reach.timeout": "check that the server is up and not overloaded; raise --timeout for slow hardware",
+    "reach.not_llm": "point at the base URL of the OpenAI-compatible server (it answers GET /v1/models)",
+    "reach.redirect": "check the redirect target and run the check against it directly (the API key is not sent to "
+                      "another host)",
+    "auth.required": "pass the server's key with --api-key or OPENAI_API_KEY",
+    "engine.version": "upgrade the engine",
+    "models.gpt_oss": "serve openai/gpt-oss-20b or -120b, or choose the model with --model",
+    "models.context": "serve gpt-oss with a context of 32k tokens or more",
+    "probe.tools.no_parser": "enable the engine's gpt-oss tool-call parser",
+    "probe.reasoning": REASONING_FIX, "probe.harmony_leak": REASONING_FIX, "probe.flattened_channels": REASONING_FIX,
+    "probe.tools.stream_duplicated": "upgrade the engine (LMDeploy: PR #4023); meanwhile use non-streamed tool calls",
+    "probe.tools.name_leak": "upgrade the engine; clients can cut tool names at the first '<|'",
+    **{fid: EOS_FIX for fid in ("eos.call_token", "eos.return_token", "eos.end_token", "eos.local_generation_config")},
+    "probe.responses.tool_output": "upgrade the engine; send tool results as function_call_output items (Responses) "
+                                   "or role=tool messages with tool_call_id (Chat Completions)",
+    "probe.responses.function_call": "upgrade the engine; until then use function tools through /v1/chat/completions",
+    "probe.responses.reasoning": "upgrade the engine or enable its reasoning parser; reasoning events are optional for clients",
+    "probe.stream.framing": "read the server log for this request; upgrade the engine",
+    "probe.stream.error_chunk": "read the error text: it names the failing component (see the references)",
+    "probe.harmony_error": "read the error text: it names the failing token or header (see the references)",
+    "probe.chat": "read the server log for this request; check the model loaded fully",
+    "probe.tools.invalid_json": "upgrade the engine's gpt-oss tool parser; clients should validate arguments before use",
+    "probe.tools.stream": "use non-streamed tool calls until the engine is upgraded",
+    "probe.tools.call": "enable the engine's gpt-oss tool-call parser",
+    "tokenizer.special_tokens": "serve the official openai/gpt-oss tokenizer files (tokenizer.json, tokenizer_config.json)",
+    "models.listed": "check --served-model-name and that the model finished loading",
+    "engine.identified": "nothing to fix; the checks still run with generic expectations",
+    "probe.structured_output": "upgrade the engine's structured-output (guided decoding) support for gpt-oss; until "
+                               "then validate JSON on the client or ask for JSON in the prompt without response_format",
+}
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.obs: dict[str, list] = {}
+        self.health_failed = False
+
+    def add(self, fid: str, status: str, detail: str = "", evidence: Optional[list] = None,
+            error_text: str = "", fix: str = "") -> None:
+        if fid not in FINDING_IDS:
+            raise ValueError(f"unknown finding id {fid}")
+        from gptoss_doctor.check.probes import Obs
+
+        self.obs.setdefault(fid, []).append(Obs(fid, status, detail, list(evidence or []), error_text, fix))
+
+    def extend(self, observations: list) -> None:
+        for o in observations:
+            if o.id not in FINDING_IDS:
+                raise ValueError(f"unknown finding id {o.id}")
+            self.obs.setdefault(o.id, []).append(o)
+
+    def merged(self) -> list[tuple[str, str, str, list[str], list[str], str]]:
+        out = []
+        for fid in sorted(self.obs, key=lambda f: ORDER.get(f, 999)):
+            group = self.obs[fid]
+            worst = max(SEVERITY[o.status] for o in group)
+            top = [o for o in group if SEVERITY[o.status] == worst]
+            status = top[0].status
+            details = list(dict.fromkeys(o.detail for o in top if o.detail))
+            if status in ("pass", "skip") and len(details) > 1:  # one line is enough when all is well
+                details = [f"{details[0]} (+{len(details) - 1} more)"]
+            evidence = list(dict.fromkeys(e for o in top for e in o.evidence))
+            errors = list(dict.fromkeys(o.error_text for o in top if o.error_text))
+            fix = next((o.fix for o in top if o.fix), "")
+            out.append((fid, status, "; ".join(details), evidence, errors, fix))
+        return out
+
+
+def version_obs(engine: str, version: Optional[str]) -> tuple[str, str]:
+    """(status, detail) of the engine version: a known gpt-oss gap of this version (the profile's rule) or none."""
+    vt = vtuple(version)
+    if not version or not vt:
+        return "skip", "the engine does not expose its version" if engine != "unknown" else "engine unknown"
+    rule = engines.get(engine).version_rule
+    found = rule(version, vt) if rule else None
+    return found or ("pass", f"no known gpt-oss problem listed for {version}")
+
+
+def proxy_backend_fault(d, obs: list) -> Optional[tuple[str, str, str]]:
+    """(detail, fix, error text) when a LiteLLM proxy's failures come from its backend, not from the proxy or a flag:
+    the backend rejected the proxy's key, or every deployment is in cooldown after earlier failures."""
+    if not engines.get(d.engine).is_proxy:
+        return None
+    texts = [o.error_text or o.detail for o in obs if o.status in ("fail", "error")]
+    auth = next((t for t in texts if "AuthenticationError" in t and ("model group" in t or "Exception -" in t)), None)
+    if auth:
+        return ("the backend behind the LiteLLM proxy rejected the proxy's API key (the proxy accepted yours)",
+                "fix api_key in the proxy's model config (litellm_params.api_key, often os.environ/…) for this model",
+                auth)
+    cool = next((t for t in texts if "all_deployments_in_cooldown" in t or "No deployments available" in t), None)
+    if cool:
+        return ("every backend deployment of this model is in cooldown at the LiteLLM proxy (it failed before)",
+                "fix the backend's failure first (check it directly), then retry after the cooldown", cool)
+    return None
+
+
+def judge_health(d, col: Collector) -> None:
+    r = d.responses
+    h = r["/health"]
+    judge = engines.get(d.engine).judge_health
+    if judge is not None and judge(d, col):  # the engine's own health rules (Ollama's root, LiteLLM's backends)
+        return
+    if h.ok and isinstance(h.json_object(), dict) and "error" in h.json_object():
+        # LM Studio answers unknown routes with HTTP 200 {"error": "Unexpected endpoint or method. (GET /health)"}
+        col.add("health", "skip", f"no health endpoint (GET /health -> {h.snippet(100)})")
+    elif h.ok:
+        obj = h.json_object()
+        status = obj.get("status") if obj else None
+        if isinstance(status, str) and status.lower() not in ("ok", "healthy", "sleeping", "ready", "alive"):
+            col.add("health", "warn", f"GET /health -> 200 with status {status!r}")
+        else:
+            col.add("health", "pass", f"GET /health -> {h.status}" + (f" {status}" if status else ""))
+    elif h.status is not None and (h.status >= 500 or h.status == 429):
+        col.health_failed = True
+        col.add("health", "fail", f"GET /health -> {h.describe()}", [h.snippet(200)] if h.body else [],
+                error_text=h.text[:2000])
+    elif h.error:  # e.g. SGLang's /health runs a generation and may be slow under load
+        col.add("health", "warn", f"GET /health: {h.error_message}")
+    else:
+        col.add("health", "skip", f"no health endpoint (GET /health -> HTTP {h.status})")
+
+
+def judge_engine(d, col: Collector) -> None:
+    if d.engine == "unknown":
+        col.add("engine.identified", "warn", "engine not recognised (an OpenAI-compatible server of unknown make)")
+    else:
+        label = engines.label(d.engine)
+        hidden = "(version behind the API key)" if d.auth_status else "(version not exposed)"
+        col.add("engine.identified", "pass", f"{label} {d.version or hidden}", d.engine_evidence[:2])
+    status, detail = version_obs(d.engine, d.version)
+    if status == "skip" and d.auth_status and d.engine != "unknown":
+        detail = "the version endpoint needs the API key"
+    col.add("engine.version", status, detail)
+
+
+def judge_models(d, col: Collector, opts: CheckOptions) -> Optional[str]:
+    if not d.models:
+        col.add("models.listed", "fail", f"GET /v1/models: {d.models_error or 'no models listed'}")
+        return opts.model
+    ids = [m.id for m in d.models]
+    if opts.model and opts.model not in ids:
+        col.add("models.listed", "fail", f"--model {opts.model!r} is not served (served: {', '.join(ids[:5])})")
+        return None
+    col.add("models.listed", "pass", f"{len(ids)} model(s): {', '.join(ids[:5])}")
+    chosen = opts.model or next((m.id for m in d.models if m.gpt_oss), ids[0])
+    gpt = [m.id for m in d.models if m.gpt_oss]
+    m = d.model(chosen)
+    if m is not None and m.gpt_oss:
+        col.add("models.gpt_oss", "pass", f"{chosen} is gpt-oss")
+    elif gpt:
+        col.add("models.gpt_oss", "warn", f"{chosen} is not gpt-oss (gpt-oss served: {', '.join(gpt)})")
+    else:
+        col.add("models.gpt_oss", "warn", f"no served model looks like gpt-oss ({', '.join(ids[:5])}); probing {chosen}")
+    return chosen
+
+
+def judge_context(d, col: Collector, model: Optional[str]) -> None:
+    m = d.model(model) if model else None
+    if m is None:
+        return
+    n = m.max_model_len
+    if n is None:
+        col.add("models.context", "skip", "the engine does not report the context length")
+    elif n > 10 ** 12:
+        col.add("models.context", "warn", f"context length {n} is the tokenizer's 'unset' sentinel, not the served context")
+    elif n < 8192:
+        col.add("models.context", "warn", f"context length {n} is small for gpt-oss (reasoning + tools need 8k+; trained 131072)",
+                [m.context_source])
+    elif m.gpt_oss and n > 131072:
+        col.add("models.context", "warn", f"context length {n} exceeds gpt-oss's trained 131072", [m.context_source])
+    else:
+        col.add("models.context", "pass", f"{n} tokens ({m.context_source})")
+
+
+def judge_eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: bool) -> None:
+    for kind, source, ids in d.stop_sources:
+        ev = [f"{source}: {ids}"]
+        if kind == "eos_list":
+            if CALL_ID in ids:
+                col.add("eos.call_token", "pass", f"{source} includes 200012")
+            else:
+                col.add("eos.call_token", "fail", f"{source} lacks <|call|> 200012: {ids}", ev)
+            if RETURN_ID in ids:
+                col.add("eos.return_token", "pass", f"{source} includes 200002")
+            else:
+                col.add("eos.return_token", "fail", f"{source} lacks <|return|> 200002: {ids}", ev)
+            if END_ID in ids:
+                col.add("eos.end_token", "fail", f"{source} makes <|end|> 200007 a stop token: {ids}", ev)
+            else:
+                col.add("eos.end_token", "pass", f"{source} does not stop at <|end|>")
+        elif kind == "eos_token":
+            if ids == [RETURN_ID]:
+                col.add("eos.return_token", "pass", f"{source} is <|return|> 200002")
+            elif ids == [END_ID]:
+                col.add("eos.end_token", "fail", f"{source} is <|end|> 200007: generation would stop after the "
+                        "first message", ev)
+        elif kind == "stop_strings" and END_ID in ids:
+            col.add("eos.end_token", "warn", f"{source} includes <|end|>: answers can stop after the analysis message", ev)
+    m = d.model(model) if model else None
+    path = find_generation_config(model, opts.model_dir, m.root if m else None)
+    if path is None:
+        if opts.model_dir:
+            col.add("eos.local_generation_config", "error", f"no generation_config.json in {opts.model_dir}")
+        elif gpt and "eos.call_token" not in col.obs:
+            col.add("eos.call_token", "skip", "no endpoint exposes the stop-token list and no local "
+                    "generation_config.json was found (give --model-dir)")
+        return
+    ids, problem = read_eos(path)
+    if ids is None:
+        col.add("eos.local_generation_config", "fail" if opts.model_dir else "warn", f"{path}: {problem}")
+        return
+    ev = [f"{path}: eos_token_id {ids}"]
+    missing = [t for t in EXPECTED_EOS if t not in ids]
+    # what the server did in this very run outweighs a file it may not be reading
+    observed_call_stop = any(o.status == "pass" and "stopped at <|call|>" in o.detail
+                             for o in col.obs.get("eos.call_token", []))
+    if missing == [CALL_ID] and observed_call_stop and END_ID not in ids:
+        col.add("eos.local_generation_config", "warn", f"{path} is stale (eos_token_id {ids} lacks <|call|> 200012), "
+                "but the running server is not using it: generation stopped at <|call|> in this run", ev,
+                fix="refresh the file anyway (gptoss-doctor fix-config) so a restart from it stays right")
+        return
+    if not missing and END_ID not in ids:
+        col.add("eos.local_generation_config", "pass", f"eos_token_id {ids} ({path})")
+    else:
+        bits = []
+        if missing:
+            bits.append("missing " + ", ".join(str(t) for t in missing))
+        if END_ID in ids:
+            bits.append("includes <|end|> 200007")
+        col.add("eos.local_generation_config", "fail", f"eos_token_id {ids}: {'; '.join(bits)} ({path})", ev)
+    reads_it = engines.get(d.engine).reads_generation_config
+    if reads_it:
+        if CALL_ID not in ids:
+            col.add("eos.call_token", "fail", f"the local generation_config.json that {d.engine} reads lacks <|call|> 200012", ev)
+        else:
+            col.add("eos.call_token", "pass", "the local generation_config.json includes <|call|> 200012")
+        if END_ID in ids:
+            col.add("eos.end_token", "fail", "the local generation_config.json makes <|end|> 200007 a stop token", ev)

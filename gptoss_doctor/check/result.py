@@ -1,0 +1,70 @@
+"""check's typed results: the options of one run, one result per target, the exit code across targets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gptoss_doctor.errors import EXIT_AUTH, EXIT_OK, EXIT_PROBLEMS, EXIT_UNREACHABLE
+from gptoss_doctor.results import Finding, summarize
+
+
+@dataclass
+class CheckOptions:
+    api_key: Optional[str] = None
+    timeout: float = 30.0
+    model: Optional[str] = None
+    model_dir: Optional[str] = None
+    quick: bool = False
+    deep: bool = False
+    concurrency: int = 4
+
+
+@dataclass
+class TargetResult:
+    url: str
+    reachable: bool = False
+    llm_server: bool = False
+    engine: str = "unknown"
+    version: Optional[str] = None
+    engine_evidence: list[str] = field(default_factory=list)
+    models: list = field(default_factory=list)  # discover.ModelInfo
+    model: Optional[str] = None  # the model probed
+    checks: list[Finding] = field(default_factory=list)
+    auth_problem: bool = False
+    health_failed: bool = False
+    requests: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return self.code(strict=False)
+
+    def code(self, strict: bool) -> int:
+        if self.auth_problem:
+            return EXIT_AUTH
+        if not self.llm_server:
+            return EXIT_UNREACHABLE
+        counts = summarize(self.checks)
+        if counts["fail"] or counts["error"] or (strict and counts["warn"]):
+            return EXIT_PROBLEMS
+        return EXIT_OK
+
+    def to_json(self) -> dict:
+        return {
+            "url": self.url, "reachable": self.reachable, "llm_server": self.llm_server,
+            "engine": {"name": self.engine, "version": self.version, "evidence": self.engine_evidence},
+            "models": [m.to_json() for m in self.models], "model": self.model,
+            "checks": [f.to_json() for f in self.checks], "summary": summarize(self.checks),
+            "requests": self.requests, "seconds": round(self.seconds, 3), "notes": self.notes,
+        }
+
+
+def exit_code(results: list[TargetResult], strict: bool = False) -> int:
+    """Precedence across targets: 4 (auth) > 3 (unreachable) > 1 (problems) > 0."""
+    codes = {r.code(strict) for r in results}
+    for c in (EXIT_AUTH, EXIT_UNREACHABLE, EXIT_PROBLEMS):
+        if c in codes:
+            return c
+    return EXIT_OK

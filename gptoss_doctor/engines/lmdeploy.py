@@ -1,0 +1,31 @@
+"""LMDeploy (https://lmdeploy.readthedocs.io). Fingerprint: owned_by 'lmdeploy', /health JSON {status} from uvicorn,
+its own 401 error shape; no version over HTTP; /v1/encode tokenizes; its Responses stream has no reasoning events.
+gpt-oss needs openai_harmony installed and --tool-call-parser gpt-oss; duplicated streamed tool arguments were fixed
+by InternLM/lmdeploy#4023."""
+
+from __future__ import annotations
+
+from gptoss_doctor.engines.profile import EngineProfile, Rule, Tokenizer
+
+TOOLS_FIX = "start LMDeploy with --tool-call-parser gpt-oss (openai_harmony installed)"
+REASONING_FIX = "install openai_harmony next to LMDeploy so it uses the Harmony parser"
+
+PROFILE = EngineProfile(
+    name="lmdeploy", label="LMDeploy", default_port=23333, tracker="InternLM/lmdeploy",
+    log_hints=(r" - lmdeploy - |\blmdeploy\b",),
+    rules=(
+        Rule(62, "/v1/models owned_by is 'lmdeploy'", lambda s: "lmdeploy" in s.owned),
+        Rule(120, "/health answers JSON {status: ...} from uvicorn",
+             lambda s: isinstance(s.health, dict) and s.health.get("status") in (
+                 "healthy", "sleeping", "initializing", "unhealthy") and "uvicorn" in s.server),
+        Rule(210, "401 body in LMDeploy's error shape", auth=True,
+             test=lambda s: '"authentication_error"' in s.text("/v1/models").replace(" ", "")
+             and '"object":"error"' in s.text("/v1/models").replace(" ", "")),
+    ),
+    tokenizer=Tokenizer("/v1/encode", lambda text, model: {"input": text, "do_preprocess": False, "add_bos": False}),
+    reasoning_events=False, embeds_harmony=True, reads_generation_config=True,
+    fixes={"probe.tools.no_parser": TOOLS_FIX, "probe.tools.call": TOOLS_FIX,
+           "probe.reasoning": REASONING_FIX, "probe.harmony_leak": REASONING_FIX,
+           "probe.flattened_channels": REASONING_FIX},
+    own_fix_first=frozenset({"probe.tools.no_parser", "probe.flattened_channels"}),
+)

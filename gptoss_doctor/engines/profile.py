@@ -1,0 +1,171 @@
+"""What one engine module declares: the profile every other part of the doctor asks about that engine.
+
+A profile holds facts, not control flow: how to recognise the engine from the answers to the discovery requests
+(rules with explicit priorities), where it exposes its version, context length and stop tokens, how its health and
+tokenizer endpoints behave, what it can do (Responses API, reasoning field, reasoning events), which versions have
+known gpt-oss gaps, and the engine's own wording of each fix. Sources are cited in each engine's module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
+
+if TYPE_CHECKING:  # the discovery types are only needed for annotations
+    from gptoss_doctor.check.discover import Discovery
+    from gptoss_doctor.net.http import Client, Response
+
+
+def as_int(v: Any) -> Optional[int]:
+    """An integer from JSON (bools, fractional floats and other types are not)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e18:
+        return int(v)
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v.strip())
+    return None
+
+
+def as_str(v: Any) -> Optional[str]:
+    return v.strip() if isinstance(v, str) and v.strip() else None
+
+
+def json_obj(resp: "Optional[Response]") -> Optional[dict]:
+    return resp.json_object() if resp is not None and resp.ok else None
+
+
+def vtuple(v: Optional[str]) -> tuple:
+    """A comparable version: '0.10.1+gptoss' -> (0, 10, 1); '' -> ()."""
+    nums = re.findall(r"\d+", (v or "").split("+")[0])
+    return tuple(int(n) for n in nums[:4])
+
+
+@dataclass
+class Signals:
+    """The answers of the discovery requests, read once, for the fingerprint rules and version readers."""
+
+    responses: Mapping[str, "Response"]
+    headers: dict[str, str]
+    server: str
+    root_text: str
+    cards: list[dict]
+    owned: set[str]
+    version: Optional[dict]  # GET /version
+    props: Optional[dict]  # GET /props
+    api_version: Optional[dict]  # GET /api/version
+    info: Optional[dict]  # GET /info
+    server_info: Optional[dict]  # GET /server_info or /get_server_info
+    readiness: Optional[dict]  # GET /health/readiness
+    health: Optional[Any]  # GET /health as JSON
+    unexpected_route: bool  # any answer says 'Unexpected endpoint or method'
+    auth_status: Optional[int]
+
+    @classmethod
+    def read(cls, responses: Mapping[str, "Response"], auth_status: Optional[int]) -> "Signals":
+        headers: dict[str, str] = {}
+        for r in responses.values():
+            for k, v in r.headers.items():
+                headers.setdefault(k, v)
+        models = responses["/v1/models"].json_object() if responses["/v1/models"].ok else None
+        data = models.get("data") if isinstance(models, dict) else None
+        cards = [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
+        health = responses["/health"]
+        return cls(
+            responses=responses, headers=headers, server=headers.get("server", "").lower(),
+            root_text=responses["/"].text if responses["/"].answered else "", cards=cards,
+            owned={str(c.get("owned_by")) for c in cards}, version=json_obj(responses["/version"]),
+            props=json_obj(responses["/props"]), api_version=json_obj(responses["/api/version"]),
+            info=json_obj(responses["/info"]),
+            server_info=json_obj(responses["/server_info"]) or json_obj(responses["/get_server_info"]),
+            readiness=json_obj(responses["/health/readiness"]),
+            health=health.json_object() if health.answered else None,
+            unexpected_route=any("Unexpected endpoint or method" in x.text for x in responses.values() if x.answered),
+            auth_status=auth_status)
+
+    def ok(self, path: str) -> bool:
+        return self.responses[path].ok
+
+    def text(self, path: str) -> str:
+        return self.responses[path].text
+
+    def status(self, path: str) -> Optional[int]:
+        return self.responses[path].status
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One fingerprint: ``test`` on the signals; the lowest ``priority`` that matches decides the engine.
+    ``auth`` rules only run when nothing matched and the server asked for a key (they read 401 bodies)."""
+
+    priority: int
+    why: str
+    test: Callable[[Signals], bool]
+    auth: bool = False
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """The engine's tokenize (and detokenize) endpoints: path and body builders (text or ids, model name);
+    ``detok_keys`` name the field that holds the text in the detokenize answer."""
+
+    path: str
+    body: Callable[[str, Optional[str]], dict]
+    detok_path: Optional[str] = None
+    detok_body: Optional[Callable[[list[int], Optional[str]], dict]] = None
+    detok_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Prometheus /metrics names of the engine's saturation figures and its flags for each kind of pressure."""
+
+    prefix: str
+    kv_cache_usage: tuple[str, ...] = ()  # first present, max over samples (0..1)
+    waiting: Optional[str] = None
+    running: Optional[str] = None
+    preemptions: Optional[str] = None
+    aborted: Optional[tuple[str, dict]] = None  # (name, labels that must match)
+    prefix_hit_rate: Optional[str] = None  # a ready-made rate
+    prefix_counters: Optional[tuple[str, str]] = None  # (queries, hits) counters
+    fixes: Mapping[str, str] = field(default_factory=dict)  # kv / queue / preempt -> the engine's own flags
+    enable_hint: str = ""  # how to turn /metrics on when it is off
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    name: str  # the id used everywhere (CLI values, JSON, knowledge base)
+    label: str  # how people write it
+    default_port: Optional[int] = None
+    tracker: Optional[str] = None  # GitHub owner/repo where its problems are reported
+    log_hints: tuple[str, ...] = ()  # regexes: a log or traceback line comes from this engine (in order)
+    rules: tuple[Rule, ...] = ()
+    read_version: Optional[Callable[[Signals], Optional[str]]] = None
+    read_context: Optional[Callable[["Discovery", Signals], None]] = None  # phase-1 context sources
+    read_config: Optional[Callable[["Discovery", Signals], None]] = None  # settings quoted as evidence
+    enrich: Optional[Callable[["Client", "Discovery", Optional[str]], Awaitable[None]]] = None  # phase-2 facts
+    judge_health: Optional[Callable[["Discovery", Any], bool]] = None  # True when it judged /health itself
+    tokenizer: Optional[Tokenizer] = None
+    metrics: Optional[Metrics] = None
+    # capabilities
+    responses_api: bool = True
+    reasoning_field: bool = True  # returns reasoning apart from content
+    reasoning_events: bool = True  # its Responses stream carries reasoning events
+    embeds_harmony: bool = False  # parses with openai-harmony: the 'harmony' KB entries apply
+    reads_generation_config: bool = False  # takes stop tokens from the local generation_config.json
+    is_proxy: bool = False
+    # version rule: (status, detail) for a version with a known gpt-oss gap, None when none is known
+    version_rule: Optional[Callable[[str, tuple], Optional[tuple[str, str]]]] = None
+    fixes: Mapping[str, str] = field(default_factory=dict)  # finding id -> this engine's fix wording
+    fix_hook: Optional[Callable[[str, Any], Optional[str]]] = None  # a fix that depends on the target (version)
+    own_fix_first: frozenset = frozenset()  # findings where its own flag beats a KB entry's generic fix
+
+    def fix(self, fid: str, target: Any = None) -> str:
+        if self.fix_hook is not None:
+            special = self.fix_hook(fid, target)
+            if special:
+                return special
+        return self.fixes.get(fid, "")

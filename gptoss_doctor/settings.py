@@ -1,0 +1,47 @@
+"""The settings every command shares, read from the environment in this one place: debug, offline, the Hugging Face
+cache folder. (``--debug`` on the command line sets GPTOSS_DOCTOR_DEBUG for the whole process.)"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_FALSE = ("", "0", "false", "no", "off")
+_TRUE = ("1", "true", "yes", "on")  # huggingface_hub's own reading of HF_HUB_OFFLINE
+
+
+def debug() -> bool:
+    """Tracebacks on (GPTOSS_DOCTOR_DEBUG=1 or --debug)."""
+    return os.environ.get("GPTOSS_DOCTOR_DEBUG", "").strip().lower() not in _FALSE
+
+
+def set_debug() -> None:
+    os.environ["GPTOSS_DOCTOR_DEBUG"] = "1"
+
+
+def hub_offline() -> bool:
+    """The Hub must not be asked (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE, as huggingface_hub reads them)."""
+    return any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def offline() -> bool:
+    """Nothing may be downloaded (GPTOSS_DOCTOR_OFFLINE, or the Hub's own offline switches)."""
+    return os.environ.get("GPTOSS_DOCTOR_OFFLINE", "").strip().lower() in _TRUE or hub_offline()
+
+
+def hf_hub_cache() -> Path:
+    """The Hugging Face cache folder as huggingface_hub resolves it: HF_HUB_CACHE (or the older
+    HUGGINGFACE_HUB_CACHE), else HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub."""
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(var):
+            return Path(os.environ[var]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "huggingface" / "hub"
+
+
+def repo_folder(repo_id: str) -> Path:
+    """Where the cache keeps one repo: <cache>/models--owner--name."""
+    return hf_hub_cache() / ("models--" + repo_id.replace("/", "--"))
