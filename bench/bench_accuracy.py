@@ -87,7 +87,8 @@ class Result:
 
 
 def run(cases: list[Case]) -> list[Result]:
-    from gptoss_doctor import kb, matching
+    from gptoss_doctor import kb
+    from gptoss_doctor.explain import match as matching
 
     entries = kb.load()
     known = {e.id for e in entries}

@@ -1,4 +1,4 @@
-"""SSE parsing throughput: MB/s of gptoss_doctor.sse.SSEParser on a realistic chat stream cut in 64 KiB pieces.
+"""SSE parsing throughput: MB/s of gptoss_doctor.net.sse.SSEParser on a realistic chat stream cut in 64 KiB pieces.
 
     python bench/bench_sse.py [--mb 200]
 """
@@ -9,7 +9,7 @@ import argparse
 import json
 import time
 
-from gptoss_doctor.sse import SSEParser
+from gptoss_doctor.net.sse import SSEParser
 
 
 def main() -> None:
