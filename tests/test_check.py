@@ -495,3 +495,25 @@ def test_responses_stream_cut_after_the_call_points_at_the_stale_config_not_at_t
     assert f["probe.responses"].status == "fail"
     assert "right after the function call" in f["probe.responses"].detail
     assert "fix-config" in f["probe.responses"].fix and "upgrade" not in f["probe.responses"].fix.lower()
+
+
+def test_transformers_serve_is_identified_and_its_missing_harmony_parser_reported():
+    """transformers serve 5.23 (recorded in ../shared/real) has no Harmony parser: channels and tool calls come back
+    as text; its streams end without [DONE], which is its normal framing (a warning, not a cut stream)."""
+    with serve("transformers") as srv:
+        r = run_check(srv.url, deep=True)
+    assert r.engine == "transformers" and r.version is None, r.engine_evidence
+    assert any("fractional" in e for e in r.engine_evidence)
+    f = by_id(r)
+    assert f["probe.flattened_channels"].status == "fail"
+    assert "without a Harmony parser" in f["probe.flattened_channels"].fix
+    assert f["probe.tools.no_parser"].status == "fail"
+    assert f["probe.stream.framing"].status == "warn" and "never sends it" in f["probe.stream.framing"].detail
+    assert f["probe.responses"].status == "pass"
+    assert r.code(strict=False) == 1
+
+
+def test_a_stream_without_done_is_still_a_cut_stream_on_engines_that_send_it():
+    with serve("vllm", faults=("flattened",)) as srv:
+        r = run_check(srv.url)
+    assert by_id(r)["probe.stream.framing"].status == "pass"

@@ -24,6 +24,7 @@ EXPLAIN = {
 CHECK = [  # (name, engine, faults, extra args)
     *[(f"{e}-healthy", e, (), []) for e in ENGINES],
     ("vllm-deep", "vllm", (), ["--deep"]),
+    ("transformers-deep", "transformers", (), ["--deep"]),
     ("vllm-quick", "vllm", (), ["--quick"]),
     ("vllm-stale_eos", "vllm", ("stale_eos",), []),
     ("vllm-raw_harmony", "vllm", ("raw_harmony",), []),

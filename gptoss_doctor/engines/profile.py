@@ -157,6 +157,7 @@ class EngineProfile:
     embeds_harmony: bool = False  # parses with openai-harmony: the 'harmony' KB entries apply
     reads_generation_config: bool = False  # takes stop tokens from the local generation_config.json
     is_proxy: bool = False
+    done_sentinel: bool = True  # ends chat streams with data: [DONE]
     # version rule: (status, detail) for a version with a known gpt-oss gap, None when none is known
     version_rule: Optional[Callable[[str, tuple], Optional[tuple[str, str]]]] = None
     fixes: Mapping[str, str] = field(default_factory=dict)  # finding id -> this engine's fix wording

@@ -230,3 +230,6 @@ class VLLM(Engine):
         if final and getattr(turn, "want_ids", False):
             out["token_ids"] = self.output_token_ids(turn)[-1:]
         return out
+
+
+ENGINE_CLASSES = {"vllm": VLLM}

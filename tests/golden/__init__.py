@@ -18,7 +18,7 @@ KNOWLEDGE = HERE / "knowledge"  # a frozen copy of some entries: goldens must no
 _PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 _TIME = re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b")
 _SHA = re.compile(r"\b[0-9a-f]{40}\b")
-_IDS = [(re.compile(r'(\\"id\\":\\")(?:chatcmpl-|resp_|msg_|call_)?[0-9a-f]{16,}'), r"\1<id>"),  # ids quoted in evidence
+_IDS = [(re.compile(r'(\\"id\\":\\")(?:chatcmpl-|resp_|msg_|call_)?(?:[0-9a-f]{16,}|[0-9a-f-]{36})'), r"\1<id>"),  # ids quoted in evidence
         (re.compile(r'(\\"created\\":)\d+'), r"\1<time>"),
         (re.compile(r"(\('127\.0\.0\.1', )\d+\)"), r"\1PORT)")]
 

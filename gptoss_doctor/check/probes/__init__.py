@@ -280,7 +280,7 @@ def summarize_chat_stream(res: StreamResult) -> StreamSummary:
     return s
 
 
-def framing_obs(res: StreamResult, what: str, s: StreamSummary) -> list[Obs]:
+def framing_obs(res: StreamResult, what: str, s: StreamSummary, engine: str = "") -> list[Obs]:
     if res.ended == "not_sse":
         r = res.as_response()
         if res.status is not None and not (200 <= res.status < 300):
@@ -302,6 +302,13 @@ def framing_obs(res: StreamResult, what: str, s: StreamSummary) -> list[Obs]:
     elif res.ended in ("error", "line_too_long"):
         problems.append(res.error_message or "stream error")
     elif not res.done:
+        profile = engines.get(engine)
+        if res.ended == "eof" and s.finish and not profile.done_sentinel and not s.bad_json and not s.error_texts:
+            # a complete stream (it sent its finish_reason) from an engine that never sends the sentinel
+            return [Obs("probe.stream.framing", "warn", f"{what}: {len(res.events)} SSE events, finish_reason "
+                        f"{s.finish!r}, then the connection closed without data: [DONE] ({profile.label} never "
+                        "sends it)", [f"{len(res.events)} events, {res.bytes_read} bytes, ended: {res.ended}"],
+                        fix=profile.fix("probe.stream.framing"))]
         problems.append(f"the stream ended without data: [DONE] ({len(res.events)} events)")
     if s.bad_json:
         problems.append(f"{s.bad_json} data: lines are not JSON objects")
@@ -338,7 +345,7 @@ async def chat_stream(ctx: Ctx) -> list[Obs]:
     res = await ctx.client.stream("/v1/chat/completions", body)
     what = "streamed chat"
     s = summarize_chat_stream(res)
-    obs = framing_obs(res, what, s)
+    obs = framing_obs(res, what, s, ctx.engine)
     if res.ended in ("not_sse", "redirect"):
         return obs
     obs += error_chunk_obs(s, what)
@@ -496,10 +503,10 @@ def duplicated(fragments: list[str], joined: str, reference: Optional[str]) -> b
     return False
 
 
-def compare_stream(ns: ToolResult, s: StreamSummary) -> list[Obs]:
+def compare_stream(ns: ToolResult, s: StreamSummary, engine: str = "") -> list[Obs]:
     what = "streamed tool call"
     res = s.result
-    obs = framing_obs(res, what, s)
+    obs = framing_obs(res, what, s, engine)
     if res.ended in ("not_sse", "redirect"):
         if res.status and res.status >= 400:
             text = error_message(res.as_response().json(), res.as_response().text)
@@ -764,7 +771,7 @@ async def run_all(ctx: Ctx, deep: bool) -> list[Obs]:
         out = list(ns.obs)
         extra = [chat_two_turn(ctx, ns)] if deep else []
         st = await stream_task
-        out += compare_stream(ns, st)
+        out += compare_stream(ns, st, ctx.engine)
         for more in await asyncio.gather(*extra):
             out += more
         return out

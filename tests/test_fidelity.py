@@ -1,0 +1,109 @@
+"""Emulator fidelity: replay the exchanges recorded from a real engine (../shared/real) against its emulator and
+compare what a client can see: status, content type, the Server header, JSON shapes (keys and value types, not
+values), SSE framing (event: lines, data: [DONE]) and the shape of the first and last events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.emulators import serve
+
+REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "real"
+TRANSFORMERS = REAL / "transformers-serve-5.23.0" / "captures"
+
+
+def parse_capture(path: Path) -> dict:
+    """One exchange in the transformers-serve capture format ('> ' request lines, '< ' response lines, body)."""
+    req, resp, body_lines, state = {}, {"headers": {}}, [], "req"
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if state == "req":
+            if line.startswith("> body: "):
+                req["json"] = json.loads(line[len("> body: "):])
+            elif line.startswith("> raw body: "):
+                req["raw"] = line[len("> raw body: "):]
+            elif line.startswith("> "):
+                req["method"], req["path"] = line[2:].split(" ", 1)
+            elif line.startswith("< HTTP "):
+                resp["status"] = int(line.split()[2])
+                state = "headers"
+        elif state == "headers":
+            if line.startswith("< "):
+                k, _, v = line[2:].partition(": ")
+                resp["headers"][k.lower()] = v
+            elif not line:
+                state = "body"
+        elif line.startswith("[... "):  # the recorder's truncation marks ('first 40 lines', 'cut, N bytes total')
+            resp["truncated"] = True
+        else:
+            body_lines.append(line)
+    resp["body"] = "\n".join(body_lines).strip("\n")
+    return {"request": req, "response": resp}
+
+
+def shape(x):
+    if isinstance(x, dict):
+        return {k: shape(v) for k, v in sorted(x.items())}
+    if isinstance(x, list):
+        return [shape(x[0])] if x else []
+    if isinstance(x, bool) or x is None:
+        return type(x).__name__
+    if isinstance(x, (int, float)):
+        return "number"
+    return type(x).__name__
+
+
+def sse_summary(text: str) -> dict:
+    datas = [line[6:] for line in text.splitlines() if line.startswith("data: ")]
+    events = []
+    for d in datas:
+        try:
+            events.append(json.loads(d))
+        except ValueError:
+            continue  # a frame cut by the recorder's truncation
+    events = [e for e in events if e != "[DONE]"]
+    return {"event_lines": any(line.startswith("event:") for line in text.splitlines()),
+            "done": "[DONE]" in datas, "first": shape(events[0]) if events else None,
+            "last": shape(events[-1]) if events else None,
+            "types": sorted({e.get("type") for e in events if isinstance(e, dict) and e.get("type")})}
+
+
+def visible(status: int, headers: dict, body: str) -> dict:
+    ctype = headers.get("content-type", "")
+    out = {"status": status, "server": headers.get("server"), "request_id": "x-request-id" in headers,
+           "type": "sse" if "event-stream" in ctype else "json" if "json" in ctype else ctype.split(";")[0]}
+    if out["type"] == "json":
+        out["body"] = shape(json.loads(body))
+    elif out["type"] == "sse":
+        out["body"] = sse_summary(body)
+    return out
+
+
+CASES = sorted(p for folder in ("hub-cache-openai-gpt-oss-20b", "scripted-tool-call")
+               for p in (TRANSFORMERS / folder).glob("[0-9][0-9]-*.txt"))
+
+
+def test_the_recordings_are_there():
+    assert len(CASES) >= 20, f"recorded transformers serve exchanges missing under {TRANSFORMERS}"
+
+
+@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_transformers_serve_emulator_matches_the_recording(path):
+    rec = parse_capture(path)
+    req, want = rec["request"], rec["response"]
+    with serve("transformers", model="openai/gpt-oss-20b") as srv:
+        kw = {"json": req["json"]} if "json" in req else {"content": req["raw"].encode()} if "raw" in req else {}
+        if kw:
+            kw["headers"] = {"content-type": "application/json"}
+        r = httpx.request(req["method"], srv.url + req["path"], timeout=10, **kw)
+    got = visible(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
+    expected = visible(want["status"], want["headers"], want["body"])
+    if expected["type"] == "sse" and want.get("truncated"):
+        # the recording stops mid-stream: only its start, its event types so far and its framing are known
+        expected["body"]["last"] = got["body"]["last"]
+        got["body"]["types"] = [t for t in got["body"]["types"] if t in expected["body"]["types"]]
+        expected["body"]["done"] = got["body"]["done"]  # (a [DONE] would come after the cut)
+    assert got == expected
