@@ -1,18 +1,17 @@
-"""The Typer application. Commands are thin: they parse options, call the logic
-modules, and hand results to the output sink. Heavy imports happen inside the
-command functions so ``gptoss-doctor --help`` and ``explain`` start fast.
+"""The Typer application: mounts the command groups (``gptoss_doctor.commands``), the root options and the
+console-script entry point. Commands never import this module; they run through ``entry.run_command``.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from typing import Callable, Optional
+from typing import Optional
 
 import typer
 
-from gptoss_doctor import __version__
-from gptoss_doctor.errors import EXIT_USAGE, describe_exception
+from gptoss_doctor import __version__, settings
+from gptoss_doctor.entry import silence_stdout
+from gptoss_doctor.errors import EXIT_USAGE
 from gptoss_doctor.output.sink import Output
 
 EPILOG = """Examples:
@@ -38,13 +37,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-EXIT_INTERNAL = 70
-
-
-def _debug_enabled() -> bool:
-    return os.environ.get("GPTOSS_DOCTOR_DEBUG", "") not in ("", "0", "false", "no")
-
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"gptoss-doctor {__version__}")
@@ -58,56 +50,7 @@ def _root(
 ) -> None:
     """Diagnose gpt-oss / Harmony serving problems."""
     if debug:
-        os.environ["GPTOSS_DOCTOR_DEBUG"] = "1"
-
-
-def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) -> None:
-    """Run a command body; turn every failure into one line (or one JSON document) and an exit code."""
-    out = Output(json_mode)
-    try:
-        code = body(out)
-    except KeyboardInterrupt:
-        out.note("interrupted")
-        if json_mode:
-            out.json(command, {"ok": False, "error": {"kind": "interrupted", "message": "interrupted", "exit_code": 130}})
-        raise typer.Exit(130)
-    except (typer.Exit, typer.Abort):
-        raise
-    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
-        _silence_stdout()
-        raise typer.Exit(0)
-    except Exception as exc:  # the exception-to-message table lives in errors.describe_exception
-        if _debug_enabled():
-            import traceback
-
-            from gptoss_doctor.redact import redact
-
-            # a traceback quotes exception messages, which may quote a server echoing a token: redact it too
-            sys.stderr.write(redact(traceback.format_exc()))
-        err = describe_exception(exc)
-        if err is None:
-            from gptoss_doctor.redact import redact
-
-            kind, message, code = "internal", redact(f"internal error: {type(exc).__name__}: {exc}"), EXIT_INTERNAL
-            hint = "this is a bug in gptoss-doctor; run with --debug for the traceback and report it"
-        else:
-            kind, message, code, hint = err.kind, err.message, err.exit_code, err.hint
-        out.note(f"error: {message}")
-        if hint:
-            out.note(f"hint: {hint}")
-        if json_mode:
-            out.json(command, {"ok": False, "error": {"kind": kind, "message": message, "hint": hint, "exit_code": code}})
-        raise typer.Exit(code)
-    raise typer.Exit(code or 0)
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+        settings.set_debug()
 
 
 def _register_commands() -> None:
@@ -131,7 +74,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     try:
         app(args=args, prog_name="gptoss-doctor")
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         sys.exit(0)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

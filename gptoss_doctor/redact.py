@@ -53,3 +53,28 @@ def _walk(obj: Any, known: list[str]) -> Any:
     if isinstance(obj, dict):
         return {k: _walk(v, known) for k, v in obj.items()}
     return obj
+
+
+# secrets in launch commands (scan): flag values and KEY=value assignments, shown as <redacted>
+SECRET_ARG_RE = re.compile(r"(--(?:api[-_]key|hf[-_]token|token|master[-_]key)(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)", re.I)
+SECRET_ASSIGN_RE = re.compile(r"\b([A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|MASTER_KEY)=)(\"[^\"]*\"|'[^']*'|\S+)")
+
+
+def redact_command_line(text: str) -> str:
+    """A launch line without secret values (flags such as --api-key, and KEY=value assignments)."""
+    text = SECRET_ARG_RE.sub(lambda m: m.group(1) + "<redacted>", text)
+    return SECRET_ASSIGN_RE.sub(lambda m: m.group(1) + "<redacted>", text)
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    out, hide = [], False
+    for a in argv:
+        if hide:
+            out.append("<redacted>")
+            hide = False
+            continue
+        low = a.lower()
+        if re.fullmatch(r"--(?:api[-_]key|hf[-_]token|token|master[-_]key)", low):
+            hide = True
+        out.append(redact_command_line(a) if "=" in a else a)
+    return out

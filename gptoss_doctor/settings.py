@@ -4,6 +4,7 @@ cache folder. (``--debug`` on the command line sets GPTOSS_DOCTOR_DEBUG for the 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 _FALSE = ("", "0", "false", "no", "off")
@@ -42,6 +43,20 @@ def hf_hub_cache() -> Path:
     return base / "huggingface" / "hub"
 
 
-def repo_folder(repo_id: str) -> Path:
-    """Where the cache keeps one repo: <cache>/models--owner--name."""
-    return hf_hub_cache() / ("models--" + repo_id.replace("/", "--"))
+def repo_folder_name(repo_id: str) -> str:
+    """The folder the cache keeps one repo in: models--owner--name."""
+    return "models--" + repo_id.replace("/", "--")
+
+
+def hub_endpoint() -> str:
+    """HF_ENDPOINT read now (huggingface_hub reads it once, at import)."""
+    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+def hub_endpoint_shown() -> str:
+    """The endpoint as messages may show it: credentials embedded in HF_ENDPOINT replaced."""
+    return re.sub(r"//[^/@]*@", "//***@", hub_endpoint())
+
+
+def hf_token_set() -> bool:
+    return any(len(os.environ.get(v, "")) >= 4 for v in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"))

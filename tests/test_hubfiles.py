@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gptoss_doctor import settings
+from gptoss_doctor.redact import redact
 from gptoss_doctor import fixconfig as fc
 from gptoss_doctor.fixconfig import hub as hf
 from gptoss_doctor.errors import AuthError, UnreachableError, UsageError
@@ -30,7 +32,7 @@ def test_is_weight(path, weight):
 
 
 def _cache(tmp_path: Path, repo_id: str, commit: str = "a" * 40, files: dict | None = None) -> Path:
-    root = tmp_path / "hub" / hf.repo_folder_name(repo_id)
+    root = tmp_path / "hub" / settings.repo_folder_name(repo_id)
     snap = root / "snapshots" / commit
     snap.mkdir(parents=True)
     (root / "blobs").mkdir()
@@ -155,8 +157,8 @@ def test_hub_error_mapping(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_abcdefSECRET")
     e = hf.hub_error(_exc("HfHubHTTPError", 401, msg="bad hf_abcdefSECRET Bearer hf_abcdefSECRET"), "r", "main")
     assert isinstance(e, AuthError) and "rejected" in e.message and "SECRET" not in e.message
-    assert "SECRET" not in hf.redact("token hf_abcdefSECRET / Authorization: Bearer hf_zzz")
-    assert hf.redact("http://user:pw@mirror/x") == "http://***@mirror/x"
+    assert "SECRET" not in redact("token hf_abcdefSECRET / Authorization: Bearer hf_zzz")
+    assert redact("http://user:pw@mirror/x") == "http://***@mirror/x"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert isinstance(hf.hub_error(_exc("OfflineModeIsEnabled"), "r", "main"), UnreachableError)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from gptoss_doctor import engines
-from gptoss_doctor.engines.profile import Signals, as_int, json_obj
+from gptoss_doctor.engines.profile import Signals, as_int
 from gptoss_doctor.harmony.tokens import SPECIAL_IDS
 from gptoss_doctor.net.http import Client, Response
 

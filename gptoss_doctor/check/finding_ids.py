@@ -1,43 +1,20 @@
-"""Finding ids that ``check`` can emit. Knowledge-base signatures name them (``signatures.findings``)."""
+"""The findings ``check`` can emit: id, the title printed for it, and what it means, read from the table in
+``findings.tsv`` (report order). Knowledge-base signatures name the ids (``signatures.findings``)."""
 
-FINDING_IDS: dict[str, str] = {
-    "reach.dns": "host name does not resolve",
-    "reach.refused": "connection refused",
-    "reach.tls": "TLS handshake or certificate failure",
-    "reach.timeout": "connection or read timed out",
-    "reach.reset": "the server closed the connection without an answer",
-    "reach.not_llm": "the URL answers but is not an OpenAI-compatible LLM server",
-    "reach.redirect": "the server redirects to another host",
-    "auth.required": "the server requires an API key (401/403)",
-    "health": "health endpoint answers OK",
-    "engine.identified": "engine and version identified",
-    "engine.version": "engine version known to have gpt-oss bugs",
-    "models.listed": "served models listed",
-    "models.gpt_oss": "a gpt-oss model is served",
-    "models.context": "context length is reported and sensible",
-    "tokenizer.special_tokens": "Harmony special tokens map to the right IDs",
-    "eos.call_token": "<|call|> (200012) is a stop token",
-    "eos.return_token": "<|return|> (200002) is a stop token",
-    "eos.end_token": "<|end|> (200007) must not be a stop token",
-    "eos.local_generation_config": "local generation_config.json has eos_token_id [200002, 199999, 200012]",
-    "probe.chat": "a plain chat completion works",
-    "probe.harmony_error": "the server raises a HarmonyError (HTTP 500 or error body)",
-    "probe.harmony_leak": "raw Harmony markup (<|channel|>, <|message|> ...) in content",
-    "probe.flattened_channels": "flattened channels (analysis...assistantfinal...) in content",
-    "probe.reasoning": "reasoning is returned in reasoning / reasoning_content",
-    "probe.tools.call": "a non-streamed tool call is returned in tool_calls",
-    "probe.tools.no_parser": "tool call returned as text in content with empty tool_calls",
-    "probe.tools.name_leak": "Harmony tokens leaked into a tool name",
-    "probe.tools.invalid_json": "tool-call arguments are not valid JSON",
-    "probe.tools.stream": "streamed tool-call arguments match the non-streamed ones",
-    "probe.tools.stream_duplicated": "streamed tool-call argument fragments are duplicated",
-    "probe.stream.error_chunk": "an error chunk arrived mid-stream",
-    "probe.stream.framing": "SSE framing is valid and ends with [DONE]",
-    "probe.responses": "the Responses API answers with output items",
-    "probe.responses.function_call": "the Responses API returns a function_call item",
-    "probe.responses.reasoning": "the Responses API streams reasoning events",
-    "probe.responses.tool_output": "tool output is seen by the model in a two-turn conversation",
-    "probe.structured_output": "response_format with a JSON schema gives JSON that follows it",
-    "metrics.saturation": "the engine's /metrics show no saturation (KV cache, queue, preemptions)",
-    "metrics.ttft": "time to first token of a tiny request",
-}
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _read() -> tuple[tuple[str, str, str], ...]:
+    rows = []
+    for line in (Path(__file__).with_name("findings.tsv")).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            fid, title, meaning = line.split("\t")
+            rows.append((fid, title, meaning))
+    return tuple(rows)
+
+
+CATALOGUE: tuple[tuple[str, str, str], ...] = _read()
+FINDING_IDS: dict[str, str] = {fid: meaning for fid, _, meaning in CATALOGUE}
+TITLES: dict[str, str] = {fid: title for fid, title, _ in CATALOGUE}

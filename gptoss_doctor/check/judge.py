@@ -19,25 +19,6 @@ SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 
 ORDER = {fid: i for i, fid in enumerate(FINDING_IDS)}
 
-TITLES = {
-    "reach.dns": "Host name", "reach.refused": "Connection", "reach.reset": "Connection", "reach.tls": "TLS", "reach.timeout": "Response time",
-    "reach.not_llm": "OpenAI-compatible API", "reach.redirect": "Redirect", "auth.required": "Authentication",
-    "health": "Health endpoint", "engine.identified": "Engine", "engine.version": "Engine version",
-    "models.listed": "Model list", "models.gpt_oss": "gpt-oss model", "models.context": "Context length",
-    "tokenizer.special_tokens": "Tokenizer special tokens", "eos.call_token": "<|call|> stop token",
-    "eos.return_token": "<|return|> stop token", "eos.end_token": "<|end|> not a stop token",
-    "eos.local_generation_config": "Local generation_config.json", "probe.chat": "Plain chat",
-    "probe.harmony_error": "Harmony parser errors", "probe.harmony_leak": "Raw Harmony markup",
-    "probe.flattened_channels": "Flattened channels", "probe.reasoning": "Reasoning field",
-    "probe.tools.call": "Tool call", "probe.tools.no_parser": "Tool parser", "probe.tools.name_leak": "Tool name",
-    "probe.tools.invalid_json": "Tool arguments JSON", "probe.tools.stream": "Streamed tool call",
-    "probe.tools.stream_duplicated": "Streamed argument fragments", "probe.stream.error_chunk": "Mid-stream errors",
-    "probe.stream.framing": "SSE framing", "probe.responses": "Responses API",
-    "probe.responses.function_call": "Responses function call", "probe.responses.reasoning": "Responses reasoning events",
-    "probe.responses.tool_output": "Tool output in a second turn",
-    "probe.structured_output": "Structured output", "metrics.saturation": "Saturation (/metrics)",
-    "metrics.ttft": "Time to first token",
-}
 
 REASONING_FIX = "enable the engine's gpt-oss reasoning parser; clients must not send raw Harmony back"
 EOS_FIX = "refresh generation_config.json so eos_token_id is [200002, 199999, 200012] (gptoss-doctor fix-config), then restart"

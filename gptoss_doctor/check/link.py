@@ -7,7 +7,8 @@ from typing import Any, Optional
 
 from gptoss_doctor import engines
 from gptoss_doctor.check.finding_ids import FINDING_IDS
-from gptoss_doctor.check.judge import TITLES, builtin_fix
+from gptoss_doctor.check.finding_ids import TITLES
+from gptoss_doctor.check.judge import builtin_fix
 from gptoss_doctor.check.result import TargetResult
 from gptoss_doctor.engines.profile import vtuple
 from gptoss_doctor.results import Finding

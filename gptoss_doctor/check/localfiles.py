@@ -34,7 +34,7 @@ def find_generation_config(model_id: Optional[str], model_dir: Optional[str], ro
                 return p
     cache = settings.hf_hub_cache()
     for repo in _repo_candidates(model_id or "") + _repo_candidates(root or ""):
-        rdir = cache / ("models--" + repo.replace("/", "--"))
+        rdir = cache / settings.repo_folder_name(repo)
         if not rdir.is_dir():
             continue
         snap = None

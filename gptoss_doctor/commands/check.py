@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from gptoss_doctor.commands._options import JsonFlag
+
 CHECK_HELP = """Probe running gpt-oss servers and report what is wrong, with the fix.
 
 Finds the engine and version (vLLM, SGLang, LMDeploy, llama.cpp, Ollama, TGI, LM Studio,
@@ -59,17 +61,15 @@ def register(app: typer.Typer) -> None:
         model_dir: Optional[Path] = typer.Option(None, "--model-dir", metavar="PATH", help="Local model folder: check its generation_config.json."),
         quick: bool = typer.Option(False, "--quick", help="Discovery only: skip the behavioural probes."),
         deep: bool = typer.Option(False, "--deep", help="Also probe the Responses API and a two-turn tool conversation."),
-        json_mode: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        json_mode: JsonFlag = False,
         markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown report to paste into a GitHub issue (secrets redacted)."),
         strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
         concurrency: int = typer.Option(4, "--concurrency", metavar="N", min=1, max=64, help="Targets checked at the same time."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the evidence of passing checks too."),
     ) -> None:
-        from gptoss_doctor.cli import run_command
+        from gptoss_doctor.entry import run_command
 
         def body(out) -> int:
-            import sys
-
             from gptoss_doctor.check import report
             from gptoss_doctor.check import targets as target_urls
             from gptoss_doctor.check import run as pipeline

@@ -10,6 +10,8 @@ from typing import List, Optional
 
 import typer
 
+from gptoss_doctor.commands._options import JsonFlag, OfflineFlag, UrlModel
+
 from gptoss_doctor.output.sink import Output
 
 EXPLAIN_HELP = """Explain a gpt-oss error message, log or traceback.
@@ -204,18 +206,18 @@ def register(app: typer.Typer) -> None:
     def explain_cmd(
         text: Optional[str] = typer.Argument(None, help="The error text, or '-' for stdin."),
         file: Optional[Path] = typer.Option(None, "--file", "-f", metavar="PATH", help="Read a log file (streamed; '-' for stdin)."),
-        json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        json_out: JsonFlag = False,
         vocab: Optional[str] = typer.Option(None, "--vocab", metavar="PATH", help="o200k_base.tiktoken file or folder (also GPTOSS_DOCTOR_VOCAB)."),
         url: Optional[str] = typer.Option(None, "--url", metavar="URL", help="Decode unknown IDs through this server's /detokenize."),
-        model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="Model name for --url."),
+        model: UrlModel = None,
         engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME", help="The engine the text came from, if the log doesn't say."),
         top: int = typer.Option(5, "--top", metavar="N", min=1, max=50, help="How many known issues to list."),
-        offline: bool = typer.Option(False, "--offline", help="Never download the vocabulary."),
+        offline: OfflineFlag = False,
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every error and every fix."),
         online: bool = typer.Option(False, "--online", help="When nothing matches, ask GitHub's issue search for the "
                                     "message and list the hits as unverified leads (off by default)."),
     ) -> None:
-        from gptoss_doctor.cli import run_command
+        from gptoss_doctor.entry import run_command
 
         def body(out: Output) -> int:
             from gptoss_doctor import explain
@@ -265,13 +267,13 @@ def register(app: typer.Typer) -> None:
                  context_settings={"ignore_unknown_options": True})  # so "-5" is an ID to report, not an option
     def decode_cmd(
         ids: List[str] = typer.Argument(..., help="Token IDs (spaces, commas or a [list])."),
-        json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        json_out: JsonFlag = False,
         vocab: Optional[str] = typer.Option(None, "--vocab", metavar="PATH", help="o200k_base.tiktoken file or folder."),
         url: Optional[str] = typer.Option(None, "--url", metavar="URL", help="Fall back to this server's /detokenize."),
-        model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="Model name for --url."),
-        offline: bool = typer.Option(False, "--offline", help="Never download the vocabulary."),
+        model: UrlModel = None,
+        offline: OfflineFlag = False,
     ) -> None:
-        from gptoss_doctor.cli import run_command
+        from gptoss_doctor.entry import run_command
 
         def body(out: Output) -> int:
             from gptoss_doctor.errors import UsageError

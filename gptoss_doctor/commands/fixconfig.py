@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from gptoss_doctor.commands._options import JsonFlag
+
 HELP = """Compare a gpt-oss copy's small files (generation_config.json, chat_template.jinja, tokenizer files, ...)
 with the Hub and refresh the stale ones safely.
 
@@ -41,9 +43,9 @@ def register(app: typer.Typer) -> None:
         backup: Optional[str] = typer.Option(None, "--backup", metavar="ID", help="Backup to restore (see --restore --dry-run)."),
         vocab: Optional[str] = typer.Option(None, "--vocab", metavar="DIR", help="Write o200k_base.tiktoken into DIR from a local source and print the TIKTOKEN_ENCODINGS_BASE line."),
         vocab_source: Optional[str] = typer.Option(None, "--vocab-source", metavar="FILE", help="With --vocab: use this o200k_base.tiktoken or tokenizer.json."),
-        json_mode: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        json_mode: JsonFlag = False,
     ) -> None:
-        from gptoss_doctor.cli import run_command
+        from gptoss_doctor.entry import run_command
 
         def body(out) -> int:
             if vocab is not None or vocab_source is not None:
@@ -179,6 +181,8 @@ def _cmd(target, repo, revision, *extra) -> str:
 
 
 def _render(out, rep) -> None:
+    from gptoss_doctor import settings
+
     if out.json_mode:
         return
     m = rep.model
@@ -191,9 +195,9 @@ def _render(out, rep) -> None:
             out.mark("info", f"finished an interrupted fix-config ({rep.recovered})", indent=2)
     local = f"snapshot {_short(m.commit)}" + (f" (refs/{m.ref})" if m.ref else "") if m.kind == "cache" else (
         f"downloaded at {_short(m.commit)}" if m.commit else "plain folder")
-    from gptoss_doctor.fixconfig.hub import hub_endpoint, redact
+    from gptoss_doctor.redact import redact
 
-    ep = hub_endpoint()
+    ep = settings.hub_endpoint()
     hub = "Hub" if ep == "https://huggingface.co" else f"Hub ({redact(ep)})"
     out.detail(f"local: {local}   {hub}: {rep.remote.revision} = {_short(rep.remote.commit)}   repo from {m.repo_source}", indent=2)
     for note in m.notes:

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from gptoss_doctor.commands._options import JsonFlag
+
 from gptoss_doctor.output.sink import Output
 
 kb_app = typer.Typer(help="Browse and validate the knowledge base of known gpt-oss serving issues.",
@@ -45,11 +47,11 @@ def _entry_lines(out: Output, e) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    from gptoss_doctor.cli import run_command
+    from gptoss_doctor.entry import run_command
 
     @kb_app.command("list", help="List the entries (optionally only one engine's).")
     def kb_list(engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME", help="Only entries naming this engine."),
-                json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
+                json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
 
@@ -73,7 +75,7 @@ def register(app: typer.Typer) -> None:
 
     @kb_app.command("show", help="Show one entry in full.")
     def kb_show(entry_id: str = typer.Argument(..., help="Entry id (see 'kb list')."),
-                json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
+                json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
 
@@ -89,7 +91,7 @@ def register(app: typer.Typer) -> None:
     @kb_app.command("search", help="Find entries by words, an error message, or a symptom.")
     def kb_search(words: List[str] = typer.Argument(..., help="Words or an error message."),
                   top: int = typer.Option(8, "--top", metavar="N", min=1, max=100),
-                  json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
+                  json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor.explain import match as matching
 
@@ -108,7 +110,7 @@ def register(app: typer.Typer) -> None:
 
     @kb_app.command("validate", help="Check every entry against the schema (exit 2 when invalid).")
     def kb_validate(path: Optional[Path] = typer.Argument(None, help="A knowledge folder (default: the built-in one)."),
-                    json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
+                    json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
 

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from gptoss_doctor.commands._options import JsonFlag
+
 from gptoss_doctor.output.sink import Output
 
 SCAN_HELP = """Scan how gpt-oss is launched here, read-only and offline.
@@ -113,14 +115,14 @@ def register(app: typer.Typer) -> None:
     @app.command("scan", help=SCAN_HELP)
     def scan_cmd(
         paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders to scan (default: this host)."),
-        json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        json_out: JsonFlag = False,
         markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown report."),
         processes: Optional[bool] = typer.Option(None, "--processes/--no-processes",
                                                  help="Scan running processes and containers (default: only without PATH)."),
         host: bool = typer.Option(True, "--host/--no-host", help="Check installed versions, GPUs and the HF cache."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="List every reference and skipped item."),
     ) -> None:
-        from gptoss_doctor.cli import run_command
+        from gptoss_doctor.entry import run_command
 
         def body(out: Output) -> int:
             from gptoss_doctor.errors import UsageError

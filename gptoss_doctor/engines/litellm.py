@@ -8,6 +8,22 @@ from __future__ import annotations
 from gptoss_doctor.engines.profile import EngineProfile, Rule, as_int, as_str, json_obj
 
 
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    Rule(10, "LiteLLM health/readiness endpoints or x-litellm-* headers",
+         lambda s: any(k.startswith("x-litellm") for k in s.headers)
+         or bool(s.readiness and "litellm_version" in s.readiness)
+         or (s.ok("/health/liveliness") and "I'm alive" in s.text("/health/liveliness"))),
+    Rule(70, "/v1/models created=1677610602, owned_by=openai (LiteLLM constants)",
+         lambda s: bool(s.cards) and all(c.get("created") == 1677610602 for c in s.cards) and s.owned == {"openai"}),
+    Rule(220, "401 body in LiteLLM's error shape", auth=True,
+         test=lambda s: "auth_error" in s.text("/v1/models").replace(" ", "")),
+    Rule(230, "400 'No connected db.' (LiteLLM's answer to a key it cannot look up)", auth=True,
+         test=lambda s: "no_db_connection" in s.text("/v1/models").replace(" ", "")
+         or "Noconnecteddb" in s.text("/v1/models").replace(" ", "")),
+)
+
+
 def _version(s):
     return as_str((s.readiness or {}).get("litellm_version")) or as_str(s.headers.get("x-litellm-version"))
 
@@ -58,19 +74,7 @@ def _health(d, col) -> bool:
 PROFILE = EngineProfile(
     name="litellm", label="LiteLLM proxy", default_port=4000, tracker="BerriAI/litellm",
     log_hints=(r"\blitellm\b|\bLiteLLM\b",),
-    rules=(
-        Rule(10, "LiteLLM health/readiness endpoints or x-litellm-* headers",
-             lambda s: any(k.startswith("x-litellm") for k in s.headers)
-             or bool(s.readiness and "litellm_version" in s.readiness)
-             or (s.ok("/health/liveliness") and "I'm alive" in s.text("/health/liveliness"))),
-        Rule(70, "/v1/models created=1677610602, owned_by=openai (LiteLLM constants)",
-             lambda s: bool(s.cards) and all(c.get("created") == 1677610602 for c in s.cards) and s.owned == {"openai"}),
-        Rule(220, "401 body in LiteLLM's error shape", auth=True,
-             test=lambda s: "auth_error" in s.text("/v1/models").replace(" ", "")),
-        Rule(230, "400 'No connected db.' (LiteLLM's answer to a key it cannot look up)", auth=True,
-             test=lambda s: "no_db_connection" in s.text("/v1/models").replace(" ", "")
-             or "Noconnecteddb" in s.text("/v1/models").replace(" ", "")),
-    ),
+    rules=RULES,
     read_version=_version, enrich=_backends, judge_health=_health, is_proxy=True,
     fixes={"health": "the proxy is up; fix the backend it routes this model to (check it directly with gptoss-doctor "
                      "check)",

@@ -5,12 +5,26 @@ build b1-0c1e570 (--jinja is the default)."""
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Metrics, Rule, Tokenizer, as_int, as_str, json_obj
+from gptoss_doctor.engines.profile import (
+    PARSER_FINDINGS, EngineProfile, Metrics, Rule, Tokenizer, as_int, json_obj, owned_by, parser_fixes, signal_field,
+)
 from gptoss_doctor.harmony.tokens import SPECIAL_IDS
 
 
-def _version(s):
-    return as_str(s.props.get("build_info")) if s.props else None
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    Rule(30, "Server: llama.cpp header", lambda s: "llama.cpp" in s.server),
+    owned_by(63, "llamacpp"),
+    Rule(100, "/props has build_info", lambda s: bool(s.props and "build_info" in s.props)),
+)
+
+
+METRICS = Metrics(
+    prefix="llamacpp:", kv_cache_usage=("llamacpp:kv_cache_usage_ratio",), waiting="llamacpp:requests_deferred",
+    running="llamacpp:requests_processing",
+    fixes={"kv": "the context cache is nearly full: raise --ctx-size or lower --parallel",
+           "queue": "requests wait for a free slot: raise --parallel (with a larger --ctx-size)"},
+    enable_hint="start llama-server with --metrics")
 
 
 def _context(d, s) -> None:
@@ -32,31 +46,19 @@ async def _eos_token(client, d, model) -> None:
         d.stop_sources.append(("eos_token", "/props eos_token", [SPECIAL_IDS[eos]]))
 
 
-TOOLS_FIX = ("use a current llama-server build with the model's chat template (--jinja, the default in current "
-             "builds; never --no-jinja)")
-REASONING_FIX = ("do not set --reasoning-format none (the default splits reasoning into reasoning_content); keep the "
-                 "model's chat template (--jinja)")
-
 PROFILE = EngineProfile(
     name="llama.cpp", label="llama.cpp", default_port=8080, tracker="ggml-org/llama.cpp",
     log_hints=(r"\bllama-server\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|llama\.cpp",),
-    rules=(
-        Rule(30, "Server: llama.cpp header", lambda s: "llama.cpp" in s.server),
-        Rule(63, "/v1/models owned_by is 'llamacpp'", lambda s: "llamacpp" in s.owned),
-        Rule(100, "/props has build_info", lambda s: bool(s.props and "build_info" in s.props)),
-    ),
-    read_version=_version, read_context=_context, enrich=_eos_token,
+    rules=RULES,
+    read_version=signal_field("props", "build_info"), read_context=_context, enrich=_eos_token,
     tokenizer=Tokenizer("/tokenize", lambda text, model: {"content": text, "add_special": False, "parse_special": True},
                         "/detokenize", lambda ids, model: {"tokens": ids}, ("content",)),
-    metrics=Metrics(
-        prefix="llamacpp:", kv_cache_usage=("llamacpp:kv_cache_usage_ratio",), waiting="llamacpp:requests_deferred",
-        running="llamacpp:requests_processing",
-        fixes={"kv": "the context cache is nearly full: raise --ctx-size or lower --parallel",
-               "queue": "requests wait for a free slot: raise --parallel (with a larger --ctx-size)"},
-        enable_hint="start llama-server with --metrics"),
+    metrics=METRICS,
     fixes={"models.context": "start llama-server with -c 131072",
-           "probe.tools.no_parser": TOOLS_FIX, "probe.tools.call": TOOLS_FIX,
-           "probe.reasoning": REASONING_FIX, "probe.harmony_leak": REASONING_FIX,
-           "probe.flattened_channels": REASONING_FIX},
-    own_fix_first=frozenset({"probe.tools.no_parser", "probe.flattened_channels"}),
+           **parser_fixes(
+               tools="use a current llama-server build with the model's chat template (--jinja, the default in "
+                     "current builds; never --no-jinja)",
+               reasoning="do not set --reasoning-format none (the default splits reasoning into reasoning_content); "
+                         "keep the model's chat template (--jinja)")},
+    own_fix_first=PARSER_FINDINGS,
 )

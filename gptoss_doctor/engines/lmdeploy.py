@@ -5,27 +5,29 @@ by InternLM/lmdeploy#4023."""
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Rule, Tokenizer
+from gptoss_doctor.engines.profile import PARSER_FINDINGS, EngineProfile, Rule, Tokenizer, owned_by, parser_fixes
 
-TOOLS_FIX = "start LMDeploy with --tool-call-parser gpt-oss (openai_harmony installed)"
-REASONING_FIX = "install openai_harmony next to LMDeploy so it uses the Harmony parser"
+
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    owned_by(62, "lmdeploy"),
+    Rule(120, "/health answers JSON {status: ...} from uvicorn",
+         lambda s: isinstance(s.health, dict) and s.health.get("status") in (
+             "healthy", "sleeping", "initializing", "unhealthy") and "uvicorn" in s.server),
+    Rule(210, "401 body in LMDeploy's error shape", auth=True,
+         test=lambda s: '"authentication_error"' in s.text("/v1/models").replace(" ", "")
+         and '"object":"error"' in s.text("/v1/models").replace(" ", "")),
+)
+
 
 PROFILE = EngineProfile(
     name="lmdeploy", label="LMDeploy", default_port=23333, tracker="InternLM/lmdeploy",
     log_hints=(r" - lmdeploy - |\blmdeploy\b",),
-    rules=(
-        Rule(62, "/v1/models owned_by is 'lmdeploy'", lambda s: "lmdeploy" in s.owned),
-        Rule(120, "/health answers JSON {status: ...} from uvicorn",
-             lambda s: isinstance(s.health, dict) and s.health.get("status") in (
-                 "healthy", "sleeping", "initializing", "unhealthy") and "uvicorn" in s.server),
-        Rule(210, "401 body in LMDeploy's error shape", auth=True,
-             test=lambda s: '"authentication_error"' in s.text("/v1/models").replace(" ", "")
-             and '"object":"error"' in s.text("/v1/models").replace(" ", "")),
-    ),
+    rules=RULES,
     tokenizer=Tokenizer("/v1/encode", lambda text, model: {"input": text, "do_preprocess": False, "add_bos": False}),
     reasoning_events=False, embeds_harmony=True, reads_generation_config=True,
-    fixes={"probe.tools.no_parser": TOOLS_FIX, "probe.tools.call": TOOLS_FIX,
-           "probe.reasoning": REASONING_FIX, "probe.harmony_leak": REASONING_FIX,
-           "probe.flattened_channels": REASONING_FIX},
-    own_fix_first=frozenset({"probe.tools.no_parser", "probe.flattened_channels"}),
+    fixes=parser_fixes(
+        tools="start LMDeploy with --tool-call-parser gpt-oss (openai_harmony installed)",
+        reasoning="install openai_harmony next to LMDeploy so it uses the Harmony parser"),
+    own_fix_first=PARSER_FINDINGS,
 )

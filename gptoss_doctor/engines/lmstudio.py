@@ -4,7 +4,16 @@ architecture. Before 0.3.23 gpt-oss reasoning came back inside content."""
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Rule, as_int, json_obj
+from gptoss_doctor.engines.profile import EngineProfile, Rule, as_int, json_obj, older_than, owned_by
+
+
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    Rule(50, "unknown routes answer 'Unexpected endpoint or method'", lambda s: s.unexpected_route),
+    owned_by(65, "organization_owner"),
+    Rule(240, "401 body in LM Studio's wording", auth=True,
+         test=lambda s: "Provide a valid API token" in s.text("/v1/models")),
+)
 
 
 async def _models(client, d, model) -> None:
@@ -26,21 +35,11 @@ async def _models(client, d, model) -> None:
                 m.gpt_oss = True
 
 
-def _version_rule(version: str, vt: tuple):
-    if vt < (0, 3, 23):
-        return "warn", f"LM Studio {version} returns gpt-oss reasoning inside content (fixed in 0.3.23)"
-    return None
-
-
 PROFILE = EngineProfile(
     name="lmstudio", label="LM Studio", default_port=1234, tracker="lmstudio-ai/lmstudio-bug-tracker",
     log_hints=(r"LM ?Studio|\blmstudio\b|\[LM STUDIO SERVER\]|\blms\b",),
-    rules=(
-        Rule(50, "unknown routes answer 'Unexpected endpoint or method'", lambda s: s.unexpected_route),
-        Rule(65, "/v1/models owned_by is 'organization_owner'", lambda s: "organization_owner" in s.owned),
-        Rule(240, "401 body in LM Studio's wording", auth=True,
-             test=lambda s: "Provide a valid API token" in s.text("/v1/models")),
-    ),
-    enrich=_models, version_rule=_version_rule,
+    rules=RULES,
+    enrich=_models,
+    version_rule=older_than((0, 3, 23), "LM Studio {version} returns gpt-oss reasoning inside content (fixed in 0.3.23)"),
     fixes={"engine.version": "upgrade LM Studio (>= 0.3.23)"},
 )

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import re
 
-from gptoss_doctor.engines.profile import EngineProfile, Rule, as_int, as_str, json_obj
+from gptoss_doctor.engines.profile import EngineProfile, Rule, as_int, json_obj, older_than, owned_by, signal_field
 from gptoss_doctor.harmony.tokens import SPECIAL_IDS
 
 
-def _version(s):
-    return as_str(s.api_version.get("version")) if s.api_version else None
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    Rule(20, "GET / answers 'Ollama is running'", lambda s: "Ollama is running" in s.root_text),
+    owned_by(66, "library"),
+    Rule(110, "/api/version answers",
+         lambda s: bool(s.api_version and "version" in s.api_version and "uvicorn" not in s.server)),
+)
 
 
 async def _show(client, d, model) -> None:
@@ -50,23 +55,12 @@ def _health(d, col) -> bool:
     return False
 
 
-def _version_rule(version: str, vt: tuple):
-    if vt < (0, 11, 4):
-        return "warn", f"Ollama {version} predates the gpt-oss tool-template fixes of 0.11.4"
-    return None
-
-
 PROFILE = EngineProfile(
     name="ollama", label="Ollama", default_port=11434, tracker="ollama/ollama",
     log_hints=(r"source=\w+\.go:\d+|harmonyparser\.go|\bollama\b|\bOllama\b",),
-    rules=(
-        Rule(20, "GET / answers 'Ollama is running'", lambda s: "Ollama is running" in s.root_text),
-        Rule(66, "/v1/models owned_by is 'library'", lambda s: "library" in s.owned),
-        Rule(110, "/api/version answers",
-             lambda s: bool(s.api_version and "version" in s.api_version and "uvicorn" not in s.server)),
-    ),
-    read_version=_version, enrich=_show, judge_health=_health,
-    version_rule=_version_rule,
+    rules=RULES,
+    read_version=signal_field("api_version", "version"), enrich=_show, judge_health=_health,
+    version_rule=older_than((0, 11, 4), "Ollama {version} predates the gpt-oss tool-template fixes of 0.11.4"),
     fixes={"engine.version": "upgrade Ollama and re-pull the model (ollama pull gpt-oss:20b)",
            "models.context": "set OLLAMA_CONTEXT_LENGTH or num_ctx (e.g. 32768+)"},
 )

@@ -170,3 +170,36 @@ class EngineProfile:
             if special:
                 return special
         return self.fixes.get(fid, "")
+
+
+# -- small builders the engine modules share ------------------------------------------------------------------
+
+# findings where an engine's own flag (its parsers) is a better fix than a knowledge-base entry's generic one
+PARSER_FINDINGS = frozenset({"probe.tools.no_parser", "probe.flattened_channels"})
+
+
+def owned_by(priority: int, value: str) -> Rule:
+    """The engine's constant owned_by in its /v1/models cards."""
+    return Rule(priority, f"/v1/models owned_by is '{value}'", lambda s: value in s.owned)
+
+
+def parser_fixes(tools: str, reasoning: str) -> dict[str, str]:
+    """The engine's wording for the tool-call parser findings and the reasoning (channel) parser findings."""
+    return {"probe.tools.no_parser": tools, "probe.tools.call": tools, "probe.reasoning": reasoning,
+            "probe.harmony_leak": reasoning, "probe.flattened_channels": reasoning}
+
+
+def older_than(minimum: tuple, detail: str) -> Callable[[str, tuple], Optional[tuple[str, str]]]:
+    """A version rule: warn with ``detail`` (``{version}`` filled in) below ``minimum``."""
+    def rule(version: str, vt: tuple) -> Optional[tuple[str, str]]:
+        return ("warn", detail.format(version=version)) if vt < minimum else None
+    return rule
+
+
+def signal_field(source: str, key: str) -> Callable[[Signals], Optional[str]]:
+    """A reader of one text field of one discovery answer (``source`` names a Signals attribute), e.g. the version
+    in GET /version's 'version'."""
+    def read(s: Signals) -> Optional[str]:
+        obj = getattr(s, source)
+        return as_str(obj.get(key)) if obj else None
+    return read

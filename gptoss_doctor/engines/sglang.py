@@ -4,11 +4,31 @@ gpt-oss (sgl-project/sglang#8833)."""
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Metrics, Rule, Tokenizer, as_str, json_obj
+from gptoss_doctor.engines.profile import (
+    PARSER_FINDINGS, EngineProfile, Metrics, Rule, json_obj, owned_by, parser_fixes, signal_field,
+)
+from gptoss_doctor.engines.vllm import VLLM_TOKENIZER
 
 
-def _version(s):
-    return as_str(s.server_info.get("version")) if s.server_info else None
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    owned_by(61, "sglang"),
+    Rule(90, "/server_info lists SGLang server arguments",
+         lambda s: bool(s.server_info and ("tp_size" in s.server_info or "model_path" in s.server_info)
+                        and "version" in s.server_info)),
+    Rule(200, "401 body {\"error\": \"Unauthorized\"} on every path", auth=True,
+         test=lambda s: '{"error":"Unauthorized"}' in s.text("/v1/models").replace(" ", "")
+         and any(s.status(p) in (401, 403) for p in ("/props", "/info", "/api/version"))),
+)
+
+
+METRICS = Metrics(
+    prefix="sglang:", kv_cache_usage=("sglang:token_usage",), waiting="sglang:num_queue_reqs",
+    running="sglang:num_running_reqs", aborted=("sglang:num_aborted_requests_total", {}),
+    prefix_hit_rate="sglang:cache_hit_rate",
+    fixes={"kv": "raise --mem-fraction-static or lower --max-running-requests",
+           "queue": "requests queue up: add replicas or raise --max-running-requests if memory allows"},
+    enable_hint="start SGLang with --enable-metrics")
 
 
 def _config(d, s) -> None:
@@ -32,37 +52,19 @@ async def _model_info(client, d, model) -> None:
                 m.gpt_oss = True
 
 
-REASONING_FIX = "start SGLang with --reasoning-parser gpt-oss (and keep separate_reasoning on)"
-TOOLS_FIX = "start SGLang with --tool-call-parser gpt-oss"
-
 PROFILE = EngineProfile(
     name="sglang", label="SGLang", default_port=30000, tracker="sgl-project/sglang",
     log_hints=(r"\bsglang\b|\bSGLang\b|TokenizerManager|sglang\.launch_server|\bsgl-",),
-    rules=(
-        Rule(61, "/v1/models owned_by is 'sglang'", lambda s: "sglang" in s.owned),
-        Rule(90, "/server_info lists SGLang server arguments",
-             lambda s: bool(s.server_info and ("tp_size" in s.server_info or "model_path" in s.server_info)
-                            and "version" in s.server_info)),
-        Rule(200, "401 body {\"error\": \"Unauthorized\"} on every path", auth=True,
-             test=lambda s: '{"error":"Unauthorized"}' in s.text("/v1/models").replace(" ", "")
-             and any(s.status(p) in (401, 403) for p in ("/props", "/info", "/api/version"))),
-    ),
-    read_version=_version, read_config=_config, enrich=_model_info,
-    tokenizer=Tokenizer("/tokenize", lambda text, model: {"model": model, "prompt": text, "add_special_tokens": False},
-                        "/detokenize", lambda ids, model: {"model": model, "tokens": ids, "skip_special_tokens": False},
-                        ("prompt", "text")),
-    metrics=Metrics(
-        prefix="sglang:", kv_cache_usage=("sglang:token_usage",), waiting="sglang:num_queue_reqs",
-        running="sglang:num_running_reqs", aborted=("sglang:num_aborted_requests_total", {}),
-        prefix_hit_rate="sglang:cache_hit_rate",
-        fixes={"kv": "raise --mem-fraction-static or lower --max-running-requests",
-               "queue": "requests queue up: add replicas or raise --max-running-requests if memory allows"},
-        enable_hint="start SGLang with --enable-metrics"),
+    rules=RULES,
+    read_version=signal_field("server_info", "version"), read_config=_config, enrich=_model_info,
+    tokenizer=VLLM_TOKENIZER,  # SGLang answers vLLM's /tokenize and /detokenize shapes
+    metrics=METRICS,
     embeds_harmony=True, reads_generation_config=True,
     fixes={
         "models.context": "start SGLang with --context-length 131072",
-        "probe.tools.no_parser": TOOLS_FIX, "probe.tools.call": TOOLS_FIX,
-        "probe.reasoning": REASONING_FIX, "probe.harmony_leak": REASONING_FIX, "probe.flattened_channels": REASONING_FIX,
+        **parser_fixes(
+        tools="start SGLang with --tool-call-parser gpt-oss",
+        reasoning="start SGLang with --reasoning-parser gpt-oss (and keep separate_reasoning on)"),
     },
-    own_fix_first=frozenset({"probe.tools.no_parser", "probe.flattened_channels"}),
+    own_fix_first=PARSER_FINDINGS,
 )

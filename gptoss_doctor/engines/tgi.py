@@ -4,11 +4,21 @@
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Metrics, Rule, Tokenizer, as_int, as_str
+from gptoss_doctor.engines.profile import EngineProfile, Metrics, Rule, Tokenizer, as_int, signal_field
 
 
-def _version(s):
-    return as_str(s.info.get("version")) if s.info else None
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    Rule(40, "/info router is text-generation-router",
+         lambda s: bool(s.info and s.info.get("router") == "text-generation-router")),
+    Rule(80, "/v1/models owned_by equals the model id and created is 0",
+         lambda s: bool(s.cards) and all(c.get("owned_by") == c.get("id") and c.get("created") == 0 for c in s.cards)),
+)
+
+
+METRICS = Metrics(prefix="tgi_", waiting="tgi_queue_size", running="tgi_batch_current_size",
+                fixes={"queue": "requests queue up: raise --max-concurrent-requests / --max-batch-total-tokens "
+                                "if memory allows, or add replicas"})
 
 
 def _context(d, s) -> None:
@@ -25,17 +35,10 @@ def _version_rule(version: str, vt: tuple):
 PROFILE = EngineProfile(
     name="tgi", label="TGI", tracker="huggingface/text-generation-inference",
     log_hints=(r"text-generation-launcher|text_generation_(?:router|server)",),
-    rules=(
-        Rule(40, "/info router is text-generation-router",
-             lambda s: bool(s.info and s.info.get("router") == "text-generation-router")),
-        Rule(80, "/v1/models owned_by equals the model id and created is 0",
-             lambda s: bool(s.cards) and all(c.get("owned_by") == c.get("id") and c.get("created") == 0 for c in s.cards)),
-    ),
-    read_version=_version, read_context=_context,
+    rules=RULES,
+    read_version=signal_field("info", "version"), read_context=_context,
     tokenizer=Tokenizer("/tokenize", lambda text, model: {"inputs": text}),
-    metrics=Metrics(prefix="tgi_", waiting="tgi_queue_size", running="tgi_batch_current_size",
-                    fixes={"queue": "requests queue up: raise --max-concurrent-requests / --max-batch-total-tokens "
-                                    "if memory allows, or add replicas"}),
+    metrics=METRICS,
     responses_api=False, reasoning_field=False,
     version_rule=_version_rule,
     fixes={"engine.version": "serve gpt-oss with vLLM, SGLang, llama.cpp or Ollama"},

@@ -11,7 +11,7 @@ finish_reason chunk without ``data: [DONE]``; /v1/responses always answers a str
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Rule
+from gptoss_doctor.engines.profile import PARSER_FINDINGS, EngineProfile, Rule
 
 
 def _fractional_created(s) -> bool:
@@ -41,5 +41,5 @@ PROFILE = EngineProfile(
         "probe.stream.framing": "nothing to fix on the server: the OpenAI SDKs end the stream at the connection "
                                 "close; a client that waits for data: [DONE] needs a read timeout",
     },
-    own_fix_first=frozenset({"probe.tools.no_parser", "probe.flattened_channels"}),
+    own_fix_first=PARSER_FINDINGS,
 )

@@ -3,12 +3,12 @@ GET /version like vLLM. It parses gpt-oss output with openai-harmony."""
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Rule, as_str
+from gptoss_doctor.engines.profile import EngineProfile, owned_by, signal_field
 
 PROFILE = EngineProfile(
     name="trtllm", label="TensorRT-LLM", tracker="NVIDIA/TensorRT-LLM",
     log_hints=(r"\[TRT-LLM\]|tensorrt_llm|trtllm-serve|TensorRT-LLM",),
-    rules=(Rule(64, "/v1/models owned_by is 'tensorrt_llm'", lambda s: "tensorrt_llm" in s.owned),),
-    read_version=lambda s: as_str(s.version.get("version")) if s.version else None,
+    rules=(owned_by(64, "tensorrt_llm"),),
+    read_version=signal_field("version", "version"),
     embeds_harmony=True, reads_generation_config=True,
 )

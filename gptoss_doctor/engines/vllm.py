@@ -5,12 +5,38 @@ the gpt-oss reasoning parser itself (vllm-project/vllm#23430); Chat Completions 
 
 from __future__ import annotations
 
-from gptoss_doctor.engines.profile import EngineProfile, Metrics, Rule, Tokenizer, as_str, json_obj, vtuple
+from gptoss_doctor.engines.profile import (
+    PARSER_FINDINGS, EngineProfile, Metrics, Rule, Tokenizer, json_obj, older_than, owned_by, parser_fixes, signal_field, vtuple,
+)
 from gptoss_doctor.harmony.tokens import SPECIAL_IDS
 
 
-def _version(s):
-    return as_str(s.version.get("version")) if s.version else None
+# how this engine is recognised from the discovery answers (lowest priority first, across all engines)
+RULES = (
+    owned_by(60, "vllm"),
+    Rule(130, "/version answers (vLLM-style)", lambda s: bool(s.version and "version" in s.version)),
+    # vLLM guards only /v1/*; SGLang answers the same body on every path (see sglang.py)
+    Rule(200, "401 body {\"error\": \"Unauthorized\"} only on /v1/*", auth=True,
+         test=lambda s: '{"error":"Unauthorized"}' in s.text("/v1/models").replace(" ", "")
+         and not any(s.status(p) in (401, 403) for p in ("/props", "/info", "/api/version"))),
+)
+
+
+# POST /tokenize and /detokenize (SGLang answers the same shapes)
+VLLM_TOKENIZER = Tokenizer(
+    "/tokenize", lambda text, model: {"model": model, "prompt": text, "add_special_tokens": False},
+    "/detokenize", lambda ids, model: {"model": model, "tokens": ids, "skip_special_tokens": False}, ("prompt", "text"))
+
+
+METRICS = Metrics(
+    prefix="vllm:", kv_cache_usage=("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+    waiting="vllm:num_requests_waiting", running="vllm:num_requests_running",
+    preemptions="vllm:num_preemptions_total", aborted=("vllm:request_success_total", {"finished_reason": "abort"}),
+    prefix_counters=("vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"),
+    fixes={"kv": "give the KV cache more room: raise --gpu-memory-utilization, lower --max-num-seqs, or lower "
+                 "--max-model-len", "queue": "requests queue up: lower per-request max_tokens, add replicas, or "
+                 "raise --max-num-seqs if the KV cache has room", "preempt": "the KV cache ran out and requests "
+                 "were preempted: raise --gpu-memory-utilization or lower --max-num-seqs"})
 
 
 async def _tokenizer_info(client, d, model) -> None:
@@ -25,13 +51,6 @@ async def _tokenizer_info(client, d, model) -> None:
         d.stop_sources.append(("eos_token", "/tokenizer_info eos_token", [SPECIAL_IDS[eos]]))
 
 
-def _version_rule(version: str, vt: tuple):
-    if vt < (0, 10, 2):
-        return "warn", (f"vLLM {version} has no gpt-oss tool parser for Chat Completions (added in 0.10.2) and early "
-                        "Harmony parsing bugs")
-    return None
-
-
 def _fix_hook(fid: str, target):
     if fid in ("probe.reasoning", "probe.harmony_leak", "probe.flattened_channels") and target is not None \
             and vtuple(target.version) >= (0, 10, 1):
@@ -42,44 +61,26 @@ def _fix_hook(fid: str, target):
     return None
 
 
-TOOLS_FIX = "use vLLM >= 0.10.2 and start it with --enable-auto-tool-choice --tool-call-parser openai"
-REASONING_FIX = "start vLLM with --reasoning-parser openai_gptoss (and a current release)"
-
 PROFILE = EngineProfile(
     name="vllm", label="vLLM", default_port=8000, tracker="vllm-project/vllm",
     log_hints=(r"\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)",
                r"\[(?:serving_chat|serving_responses|serving_completion|harmony_utils|api_server|launcher|core)\.py:\d+\]",
                r"vllm/(?:entrypoints|v1|model_executor)|\bvllm serve\b|\bvLLM\b|\bvllm\.(?:entrypoints|engine|v1)"),
-    rules=(
-        Rule(60, "/v1/models owned_by is 'vllm'", lambda s: "vllm" in s.owned),
-        Rule(130, "/version answers (vLLM-style)", lambda s: bool(s.version and "version" in s.version)),
-        # vLLM guards only /v1/*; SGLang answers the same body on every path (see sglang.py)
-        Rule(200, "401 body {\"error\": \"Unauthorized\"} only on /v1/*", auth=True,
-             test=lambda s: '{"error":"Unauthorized"}' in s.text("/v1/models").replace(" ", "")
-             and not any(s.status(p) in (401, 403) for p in ("/props", "/info", "/api/version"))),
-    ),
-    read_version=_version, enrich=_tokenizer_info,
-    tokenizer=Tokenizer("/tokenize", lambda text, model: {"model": model, "prompt": text, "add_special_tokens": False},
-                        "/detokenize", lambda ids, model: {"model": model, "tokens": ids, "skip_special_tokens": False},
-                        ("prompt", "text")),
-    metrics=Metrics(
-        prefix="vllm:", kv_cache_usage=("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
-        waiting="vllm:num_requests_waiting", running="vllm:num_requests_running",
-        preemptions="vllm:num_preemptions_total", aborted=("vllm:request_success_total", {"finished_reason": "abort"}),
-        prefix_counters=("vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"),
-        fixes={"kv": "give the KV cache more room: raise --gpu-memory-utilization, lower --max-num-seqs, or lower "
-                     "--max-model-len", "queue": "requests queue up: lower per-request max_tokens, add replicas, or "
-                     "raise --max-num-seqs if the KV cache has room", "preempt": "the KV cache ran out and requests "
-                     "were preempted: raise --gpu-memory-utilization or lower --max-num-seqs"}),
+    rules=RULES,
+    read_version=signal_field("version", "version"), enrich=_tokenizer_info,
+    tokenizer=VLLM_TOKENIZER,
+    metrics=METRICS,
     embeds_harmony=True, reads_generation_config=True,
-    version_rule=_version_rule,
+    version_rule=older_than((0, 10, 2), "vLLM {version} has no gpt-oss tool parser for Chat Completions "
+                                                 "(added in 0.10.2) and early Harmony parsing bugs"),
     fixes={
         "engine.version": "upgrade vLLM (>= 0.10.2 for gpt-oss tool calls) and start it with "
                           "--enable-auto-tool-choice --tool-call-parser openai",
         "models.context": "start vLLM with --max-model-len 131072 (or what fits in memory)",
-        "probe.tools.no_parser": TOOLS_FIX, "probe.tools.call": TOOLS_FIX,
-        "probe.reasoning": REASONING_FIX, "probe.harmony_leak": REASONING_FIX, "probe.flattened_channels": REASONING_FIX,
+        **parser_fixes(
+        tools="use vLLM >= 0.10.2 and start it with --enable-auto-tool-choice --tool-call-parser openai",
+        reasoning="start vLLM with --reasoning-parser openai_gptoss (and a current release)"),
     },
     fix_hook=_fix_hook,
-    own_fix_first=frozenset({"probe.tools.no_parser", "probe.flattened_channels"}),
+    own_fix_first=PARSER_FINDINGS,
 )

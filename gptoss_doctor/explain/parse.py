@@ -13,7 +13,7 @@ import heapq
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO
 
 from gptoss_doctor import engines
 
@@ -155,10 +155,6 @@ class Parsed:
     bytes: int = 0
     dropped_errors: int = 0
     sample: str = ""  # the start of the input, for free-text matching
-
-    def text_for_matching(self) -> str:
-        parts = [e.message for e in self.errors]
-        return "\n".join(parts) if parts else self.sample
 
 
 def strip_prefixes(line: str) -> str:
@@ -520,12 +516,3 @@ def parse_text(text: str) -> Parsed:
 
 def parse_stream(fh: BinaryIO) -> Parsed:
     return Scanner().feed_stream(fh)
-
-
-def parse_lines(lines: Iterable[str]) -> Parsed:
-    sc = Scanner()
-    n = 0
-    for n, line in enumerate(lines, 1):
-        sc.feed_line(line.rstrip("\n"), n)
-    sc.result.lines = n
-    return sc.result

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
-from gptoss_doctor.fixconfig import hub as hf
+from gptoss_doctor import settings
 from gptoss_doctor.errors import DoctorError, UsageError
+from gptoss_doctor.fixconfig import hub as hf
+from gptoss_doctor.redact import redact
 
 JOURNAL = "journal.json"
 FALLBACK_TOKENS = {
@@ -267,7 +269,7 @@ class ModelReport:
             "repo_source": m.repo_source,
             "local_commit": m.commit,
             "ref": m.ref,
-            "endpoint": hf.redact(hf.hub_endpoint()),
+            "endpoint": redact(settings.hub_endpoint()),
             "revision": self.remote.revision if self.remote else None,
             "hub_commit": self.remote.commit if self.remote else None,
             "files": [
@@ -572,10 +574,6 @@ def _stage_folder(rep: ModelReport, updates: list[hf.FileStatus], staging: Path,
             entry["meta"] = _rel(model, meta)
         entries.append(entry)
     return ops, {"files": entries}
-
-
-def _blob_rel(model: hf.LocalModel, etag: str) -> Path:
-    return model.root / "blobs" / etag
 
 
 def _stage_cache(rep: ModelReport, updates: list[hf.FileStatus], staging: Path, backup: Path):

@@ -12,8 +12,6 @@ files carry a sha256. So "is this file current?" is answered by a name
 
 from __future__ import annotations
 
-from gptoss_doctor import settings
-
 import hashlib
 import json
 import os
@@ -22,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from gptoss_doctor.errors import AuthError, DoctorError, UnreachableError, UsageError
+from gptoss_doctor import settings
+from gptoss_doctor.errors import UnreachableError, UsageError, describe_exception
 
 KNOWN_REPOS = ("openai/gpt-oss-20b", "openai/gpt-oss-120b")
 
@@ -109,14 +108,6 @@ class LocalModel:
     @property
     def state_dir(self) -> Path:
         return self.root / (STATE_DIR_CACHE if self.kind == "cache" else STATE_DIR_FOLDER)
-
-    @property
-    def display(self) -> str:
-        return str(self.root)
-
-
-def repo_folder_name(repo_id: str) -> str:
-    return "models--" + repo_id.replace("/", "--")
 
 
 def _repo_id_from_folder_name(name: str) -> Optional[str]:
@@ -237,7 +228,7 @@ def find_models(target: Optional[str], repo: Optional[str] = None) -> list[Local
         return [LocalModel(kind="folder", root=path, repo_id=rid, repo_source=how, commit=_folder_commit(path))]
 
     if re.match(r"^[\w.-]+/[\w.-]+$", target) and not target.startswith((".", "/")):
-        root = cache / repo_folder_name(target)
+        root = cache / settings.repo_folder_name(target)
         if not (root / "snapshots").is_dir():
             raise UsageError(
                 f"{target} is not in the Hugging Face cache at {cache}",
@@ -379,73 +370,10 @@ class RemoteState:
     siblings: list[str]
 
 
-def _hub_token() -> bool:
-    return any(len(os.environ.get(v, "")) >= 4 for v in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"))
-
-
-def redact(text: str) -> str:
-    from gptoss_doctor.redact import redact as _redact
-
-    return _redact(text)
-
-
 def hub_error(exc: BaseException, repo_id: str, revision: str) -> BaseException:
-    """Map a huggingface_hub / network exception to a DoctorError (or return it unchanged)."""
-    if isinstance(exc, DoctorError):
-        return exc
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    first = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    endpoint = re.sub(r"//[^/@]*@", "//***@", hub_endpoint())  # never show credentials embedded in HF_ENDPOINT
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    if "OfflineModeIsEnabled" in names or settings.hub_offline():
-        return UnreachableError(
-            "HF_HUB_OFFLINE is set: cannot compare with the Hub",
-            hint="unset HF_HUB_OFFLINE (and TRANSFORMERS_OFFLINE) to check and refresh the files; nothing was changed",
-        )
-    if "GatedRepoError" in names:
-        return AuthError(
-            f"{repo_id} is gated: accept its terms on the Hub and set HF_TOKEN",
-            hint="nothing was changed",
-        )
-    if "RevisionNotFoundError" in names:
-        return UsageError(f"revision {revision!r} not found in {repo_id} on {endpoint}")
-    if "RemoteEntryNotFoundError" in names or "EntryNotFoundError" in names:
-        return UsageError(f"a file is missing on the Hub for {repo_id}@{revision}: {first}", hint="nothing was changed")
-    if "RepositoryNotFoundError" in names or status in (401, 403):
-        resp = getattr(exc, "response", None)
-        headers = getattr(resp, "headers", None) or {}
-        code = headers.get("X-Error-Code", "") if hasattr(headers, "get") else ""
-        emsg = headers.get("X-Error-Message", "") if hasattr(headers, "get") else ""
-        if status in (401, 403):
-            if "invalid" in emsg.lower() or "credential" in emsg.lower() or (_hub_token() and code != "RepoNotFound"):
-                return AuthError(f"{endpoint} answered {status} for {repo_id}: the token in HF_TOKEN was rejected",
-                                 hint="check HF_TOKEN (it is never printed); nothing was changed")
-            if code == "RepoNotFound" and revision not in ("", "main", None):
-                # the Hub (and mirrors) answer an unknown revision of a public repo like an unknown repo
-                return UsageError(f"{endpoint} found no {repo_id}@{revision}: the revision does not exist (or the "
-                                  "repository is private and HF_TOKEN is missing)",
-                                  hint="check --revision (a branch, tag or full commit id); nothing was changed")
-            if code == "RepoNotFound":
-                return AuthError(f"{endpoint} answered {status} for {repo_id}@{revision}: not found, or private and HF_TOKEN is missing or lacks access",
-                                 hint="check the repo id and --revision, or set HF_TOKEN; nothing was changed")
-            return AuthError(f"{endpoint} answered {status} for {repo_id}: authentication required, set HF_TOKEN", hint="nothing was changed")
-        return UsageError(f"repository {repo_id} not found on {endpoint}")
-    if names & {"ConnectError", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException",
-                "NetworkError", "RemoteProtocolError", "ReadError", "ConnectionError", "TransportError",
-                "LocalEntryNotFoundError", "ProtocolError"}:
-        return UnreachableError(f"the Hub at {endpoint} could not be reached: {first}", hint="nothing was changed")
-    if "HfHubHTTPError" in names:
-        if status is not None and status >= 500:
-            return UnreachableError(f"the Hub at {endpoint} failed ({status}): {first}", hint="nothing was changed")
-        return UsageError(f"Hub error for {repo_id}: {first}")
-    if isinstance(exc, OSError) and getattr(exc, "errno", None) is None and not isinstance(exc, (PermissionError, FileNotFoundError)):
-        return UnreachableError(f"download from {endpoint} failed: {first}", hint="nothing was changed")
-    return exc
-
-
-def hub_endpoint() -> str:
-    """HF_ENDPOINT read now (huggingface_hub reads it once, at import)."""
-    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    """``exc`` as the DoctorError the one exception table (errors.describe_exception) makes of it for this repo, or
+    ``exc`` itself when the table does not know it."""
+    return describe_exception(exc, repo_id=repo_id, revision=revision) or exc
 
 
 
@@ -516,7 +444,7 @@ def _within_deadline(fn, *args, **kw):
         t.start()
         t.join(remaining)
     if remaining <= 0 or t.is_alive():
-        raise UnreachableError(f"the Hub at {re.sub(r'//[^/@]*@', '//***@', hub_endpoint())} did not finish within "
+        raise UnreachableError(f"the Hub at {settings.hub_endpoint_shown()} did not finish within "
                                f"{hub_timeout():g} s (GPTOSS_DOCTOR_HUB_TIMEOUT)", hint="nothing was changed")
     if "error" in box:
         raise box["error"]
@@ -535,7 +463,7 @@ def _fetch_remote(repo_id: str, revision: str, paths: list[str]) -> RemoteState:
     try:
         from huggingface_hub import HfApi
 
-        api = HfApi(endpoint=hub_endpoint())
+        api = HfApi(endpoint=settings.hub_endpoint())
         info = api.model_info(repo_id, revision=revision, timeout=hub_timeout())
         commit = info.sha
         siblings = [s.rfilename for s in (info.siblings or [])]
@@ -566,7 +494,7 @@ def _download_verified(repo_id: str, commit: str, remote: RemoteFile, dest_dir: 
     try:
         from huggingface_hub import hf_hub_download
 
-        path = hf_hub_download(repo_id, remote.relpath, revision=commit, local_dir=str(dest_dir), endpoint=hub_endpoint())
+        path = hf_hub_download(repo_id, remote.relpath, revision=commit, local_dir=str(dest_dir), endpoint=settings.hub_endpoint())
         data = Path(path).read_bytes()
     except Exception as exc:  # noqa: BLE001
         mapped = hub_error(exc, repo_id, commit)

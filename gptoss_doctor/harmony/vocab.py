@@ -52,7 +52,7 @@ def hf_cached_tokenizer_jsons() -> list[Path]:
     found: list[Path] = []
     cache = settings.hf_hub_cache()
     for repo in GPT_OSS_REPOS:
-        root = cache / ("models--" + repo.replace("/", "--"))
+        root = cache / settings.repo_folder_name(repo)
         if not root.is_dir():
             continue
         snaps = []

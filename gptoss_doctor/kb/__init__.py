@@ -144,12 +144,6 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
     for key in ("title", "summary"):
         if not isinstance(raw[key], str) or not raw[key].strip():
             errs.append(f"{where}: '{key}' must be non-empty text")
-    if not isinstance(raw["engines"], list) or not raw["engines"]:
-        errs.append(f"{where}: 'engines' must be a non-empty list")
-    else:
-        for e in raw["engines"]:
-            if e not in ENGINES:
-                errs.append(f"{where}: unknown engine '{e}' (one of {', '.join(ENGINES)})")
     if raw["origin"] not in ORIGINS:
         errs.append(f"{where}: origin must be one of {', '.join(ORIGINS)}")
     versions = raw.get("versions", {})
@@ -163,8 +157,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
             if key not in SIGNATURE_KEYS:
                 errs.append(f"{where}: unknown signature key '{key}'")
         for key in ("messages", "patterns", "symptoms", "findings", "examples"):
-            val = sig.get(key, [])
-            if not isinstance(val, list) or not all(isinstance(v, str) and v.strip() for v in val):
+            if not _is_texts(sig.get(key, [])):
                 errs.append(f"{where}: signatures.{key} must be a list of non-empty strings")
         for pat in sig.get("patterns", []) or []:
             try:
@@ -181,37 +174,44 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
                 errs.append(f"{where}: unknown finding id '{fid}'")
         if not any(sig.get(k) for k in ("messages", "patterns", "symptoms", "findings")):
             errs.append(f"{where}: signatures need at least one message, pattern, symptom or finding")
-    for key in ("causes",):
-        if not isinstance(raw[key], list) or not raw[key] or not all(isinstance(c, str) and c.strip() for c in raw[key]):
-            errs.append(f"{where}: '{key}' must be a non-empty list of text")
-    fixes = raw["fixes"]
-    if not isinstance(fixes, list) or not fixes:
-        errs.append(f"{where}: 'fixes' must be a non-empty list")
-    else:
-        for fx in fixes:
-            if not isinstance(fx, dict) or not isinstance(fx.get("step"), str) or set(fx) - set(FIX_KEYS):
-                errs.append(f"{where}: each fix needs 'step' text and only {', '.join(FIX_KEYS)}")
-                continue
-            for key in ("commands", "flags"):
-                if key in fx and not (isinstance(fx[key], list) and all(isinstance(v, str) for v in fx[key])):
-                    errs.append(f"{where}: fix.{key} must be a list of strings")
-            if "config" in fx and not isinstance(fx["config"], str):
-                errs.append(f"{where}: fix.config must be text")
-            if "layer" in fx and fx["layer"] not in ORIGINS:
-                errs.append(f"{where}: fix.layer must be one of {', '.join(ORIGINS)}")
-    variants = raw.get("variants", [])
-    if not isinstance(variants, list) or not all(isinstance(v, str) and v.strip() for v in variants):
+    if not _is_texts(raw["causes"], nonempty=True):
+        errs.append(f"{where}: 'causes' must be a non-empty list of text")
+    if not _is_texts(raw.get("variants", [])):
         errs.append(f"{where}: 'variants' must be a list of text")
-    refs = raw["references"]
-    if not isinstance(refs, list) or not refs:
-        errs.append(f"{where}: 'references' must be a non-empty list")
-    else:
-        for ref in refs:
-            if not isinstance(ref, dict) or not isinstance(ref.get("url"), str) or not re.match(URL_RE, ref["url"]):
-                errs.append(f"{where}: each reference needs an https 'url'")
-            elif set(ref) - {"url", "title"}:
-                errs.append(f"{where}: a reference takes only 'url' and 'title'")
+    for key, problems in (("engines", _engine_problems), ("fixes", _fix_problems), ("references", _ref_problems)):
+        items = raw[key]
+        if not isinstance(items, list) or not items:
+            errs.append(f"{where}: '{key}' must be a non-empty list")
+        else:
+            errs += [f"{where}: {p}" for item in items for p in problems(item)]
     return errs
+
+
+def _is_texts(val: Any, nonempty: bool = False) -> bool:
+    """A list of non-empty strings (and not empty, when ``nonempty``)."""
+    return isinstance(val, list) and (bool(val) or not nonempty) and all(isinstance(v, str) and v.strip() for v in val)
+
+
+def _engine_problems(e: Any) -> list[str]:
+    return [] if e in ENGINES else [f"unknown engine '{e}' (one of {', '.join(ENGINES)})"]
+
+
+def _fix_problems(fx: Any) -> list[str]:
+    if not isinstance(fx, dict) or not isinstance(fx.get("step"), str) or set(fx) - set(FIX_KEYS):
+        return [f"each fix needs 'step' text and only {', '.join(FIX_KEYS)}"]
+    out = [f"fix.{key} must be a list of strings" for key in ("commands", "flags")
+           if key in fx and not (isinstance(fx[key], list) and all(isinstance(v, str) for v in fx[key]))]
+    if "config" in fx and not isinstance(fx["config"], str):
+        out.append("fix.config must be text")
+    if "layer" in fx and fx["layer"] not in ORIGINS:
+        out.append(f"fix.layer must be one of {', '.join(ORIGINS)}")
+    return out
+
+
+def _ref_problems(ref: Any) -> list[str]:
+    if not isinstance(ref, dict) or not isinstance(ref.get("url"), str) or not re.match(URL_RE, ref["url"]):
+        return ["each reference needs an https 'url'"]
+    return ["a reference takes only 'url' and 'title'"] if set(ref) - {"url", "title"} else []
 
 
 def _entry(raw: dict, path: str) -> Entry:

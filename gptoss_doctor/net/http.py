@@ -14,13 +14,14 @@ so ``check`` can tell the user which one it was.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import ssl
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 from urllib.parse import urljoin, urlsplit
 
 if "httpx" not in sys.modules:
@@ -105,17 +106,27 @@ def decode(data: bytes) -> str:
 
 
 @dataclass
-class Response:
+class _Exchange:
+    """What every request records, streamed or not: where it went, what came back, how it failed."""
+
     method: str
     url: str
     status: Optional[int] = None
     headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    truncated: bool = False  # body hit the size cap (the rest was never read)
+    body: bytes = b""  # capped; for a stream only a non-SSE answer's body (an error JSON, HTML …)
     error: Optional[str] = None  # a kind from classify(), or TOO_LARGE
     error_message: str = ""
     redirect_to: Optional[str] = None  # a cross-origin Location that was not followed
     elapsed: float = 0.0
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+@dataclass
+class Response(_Exchange):
+    truncated: bool = False  # body hit the size cap (the rest was never read)
     _json: Any = field(default=None, repr=False)
     _json_done: bool = field(default=False, repr=False)
 
@@ -131,10 +142,6 @@ class Response:
     @property
     def text(self) -> str:
         return decode(self.body)
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
 
     def json(self) -> Any:
         """The parsed body, or None when it is not (complete, valid) JSON. Never raises."""
@@ -165,41 +172,17 @@ class Response:
 
 
 @dataclass
-class StreamResult:
+class StreamResult(_Exchange):
     """What a streamed (SSE) request produced, however it ended."""
 
-    method: str
-    url: str
-    status: Optional[int] = None
-    headers: dict[str, str] = field(default_factory=dict)
     events: list[SSEEvent] = field(default_factory=list)
     done: bool = False  # saw data: [DONE]
     ended: str = ""  # done | eof | max_events | max_bytes | timeout | reset | line_too_long | error | not_sse
-    error: Optional[str] = None
-    error_message: str = ""
-    body: bytes = b""  # for a non-SSE answer (an error JSON, HTML ...), capped
     bytes_read: int = 0
-    redirect_to: Optional[str] = None
-    elapsed: float = 0.0
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
 
     def as_response(self) -> Response:
         return Response(self.method, self.url, self.status, self.headers, self.body, error=self.error,
                         error_message=self.error_message, redirect_to=self.redirect_to, elapsed=self.elapsed)
-
-    def json_events(self) -> list[Any]:
-        out = []
-        for ev in self.events:
-            if ev.is_done:
-                continue
-            try:
-                out.append(json.loads(ev.data))
-            except (ValueError, RecursionError):
-                out.append(None)
-        return out
 
 
 class UnsupportedEncoding(Exception):
@@ -331,38 +314,49 @@ class Client:
         target = urljoin(url, headers["location"])
         return (target, None) if origin(target) == self.origin else (None, target)
 
+    @contextlib.asynccontextmanager
+    async def _follow(self, into: Any, method: str, url: str, content: Optional[bytes], auth: bool,
+                      extra: Optional[dict], see_other_get: bool = False) -> AsyncIterator[Any]:
+        """Open ``url``, following same-origin redirects only; yields the final httpx response, or None when the
+        answer redirects to another origin (``into.redirect_to``) or too often (``into.error``). Status, URL and
+        headers of each hop are recorded on ``into`` (a Response or a StreamResult)."""
+        for _hop in range(MAX_REDIRECTS + 1):
+            async with self._client.stream(method, url, content=content, headers=self._headers(url, auth, extra)) as r:
+                into.url, into.status = url, r.status_code
+                into.headers = {k.lower(): v for k, v in r.headers.items()}
+                self._keep(into.headers)
+                follow, away = self._redirect(url, r.status_code, into.headers)
+                if away:
+                    into.redirect_to = away
+                    yield None
+                    return
+                if not follow:
+                    yield r
+                    return
+                url = follow
+                if see_other_get and r.status_code == 303:
+                    method, content, extra = "GET", None, None
+        into.error, into.error_message = OTHER, f"more than {MAX_REDIRECTS} redirects"
+        yield None
+
     async def _request(self, resp: Response, method: str, url: str, json_body: Any, auth: bool, limit: int) -> None:
         content = None if json_body is None else json.dumps(json_body).encode()
-        for _hop in range(MAX_REDIRECTS + 1):
-            headers = self._headers(url, auth, {"Content-Type": "application/json"} if content is not None else None)
-            async with self._client.stream(method, url, content=content, headers=headers) as r:
-                resp.url = url
-                resp.status = r.status_code
-                resp.headers = {k.lower(): v for k, v in r.headers.items()}
-                self._keep(resp.headers)
-                follow, away = self._redirect(url, r.status_code, resp.headers)
-                if away:
-                    resp.redirect_to = away
-                    return
-                if follow:
-                    url = follow
-                    if r.status_code == 303:
-                        method, content = "GET", None
-                    continue
-                buf = bytearray()
-                async for chunk in decoded_chunks(r, limit):
-                    room = limit - len(buf)
-                    if len(chunk) > room:
-                        buf += chunk[:room]
-                        resp.truncated = True
-                        break
-                    buf += chunk
-                resp.body = bytes(buf)
-                if resp.truncated:
-                    resp.error = TOO_LARGE
-                    resp.error_message = f"the answer is larger than {limit // 1024} KiB (stopped reading)"
+        extra = {"Content-Type": "application/json"} if content is not None else None
+        async with self._follow(resp, method, url, content, auth, extra, see_other_get=True) as r:
+            if r is None:
                 return
-        resp.error, resp.error_message = OTHER, f"more than {MAX_REDIRECTS} redirects"
+            buf = bytearray()
+            async for chunk in decoded_chunks(r, limit):
+                room = limit - len(buf)
+                if len(chunk) > room:
+                    buf += chunk[:room]
+                    resp.truncated = True
+                    break
+                buf += chunk
+            resp.body = bytes(buf)
+            if resp.truncated:
+                resp.error = TOO_LARGE
+                resp.error_message = f"the answer is larger than {limit // 1024} KiB (stopped reading)"
 
     # -- streaming ----------------------------------------------------------------------------------
     async def stream(self, path: str, body: Any, *, auth: bool = True, seconds: Optional[float] = None,
@@ -395,57 +389,46 @@ class Client:
     async def _stream(self, res: StreamResult, url: str, body: Any, auth: bool, max_events: int,
                       until: Optional[Callable[[SSEEvent], bool]]) -> None:
         content = json.dumps(body).encode()
-        for _hop in range(MAX_REDIRECTS + 1):
-            headers = self._headers(url, auth, {"Content-Type": "application/json", "Accept": "text/event-stream"})
-            async with self._client.stream("POST", url, content=content, headers=headers) as r:
-                res.url = url
-                res.status = r.status_code
-                res.headers = {k.lower(): v for k, v in r.headers.items()}
-                self._keep(res.headers)
-                follow, away = self._redirect(url, r.status_code, res.headers)
-                if away:
-                    res.redirect_to = away
-                    res.ended = "redirect"
-                    return
-                if follow:
-                    url = follow
-                    continue
-                if not (200 <= r.status_code < 300) or "event-stream" not in res.content_type:
-                    # an error JSON, HTML, or a non-streamed answer: keep a capped body
-                    buf = bytearray()
-                    async for chunk in decoded_chunks(r, self.json_limit):
-                        buf += chunk[: self.json_limit - len(buf)]
-                        if len(buf) >= self.json_limit:
-                            break
-                    res.body = bytes(buf)
-                    res.bytes_read = len(buf)
-                    res.ended = "not_sse"
-                    return
-                parser = SSEParser()
-                deadline = time.monotonic() + (self._stream_seconds or self.timeout)
-                async for chunk in decoded_chunks(r, self.sse_max_bytes):
-                    res.bytes_read += len(chunk)
-                    if time.monotonic() > deadline:  # a fast, endless stream must not outlive its deadline
-                        raise asyncio.TimeoutError()
-                    for ev in parser.feed(chunk):
-                        res.events.append(ev)
-                        if ev.is_done:
-                            res.done = True
-                            res.ended = "done"
-                            return
-                        if until is not None and until(ev):
-                            res.ended = "until"
-                            return
-                        if len(res.events) >= max_events:
-                            res.ended = "max_events"
-                            return
-                    if res.bytes_read >= self.sse_max_bytes:
-                        res.ended = "max_bytes"
-                        return
-                for ev in parser.close():
+        extra = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        async with self._follow(res, "POST", url, content, auth, extra) as r:
+            if r is None:
+                res.ended = "redirect" if res.redirect_to else "error"
+                return
+            if not (200 <= r.status_code < 300) or "event-stream" not in res.content_type:
+                # an error JSON, HTML, or a non-streamed answer: keep a capped body
+                buf = bytearray()
+                async for chunk in decoded_chunks(r, self.json_limit):
+                    buf += chunk[: self.json_limit - len(buf)]
+                    if len(buf) >= self.json_limit:
+                        break
+                res.body = bytes(buf)
+                res.bytes_read = len(buf)
+                res.ended = "not_sse"
+                return
+            parser = SSEParser()
+            deadline = time.monotonic() + (self._stream_seconds or self.timeout)
+            async for chunk in decoded_chunks(r, self.sse_max_bytes):
+                res.bytes_read += len(chunk)
+                if time.monotonic() > deadline:  # a fast, endless stream must not outlive its deadline
+                    raise asyncio.TimeoutError()
+                for ev in parser.feed(chunk):
                     res.events.append(ev)
                     if ev.is_done:
                         res.done = True
-                res.ended = "done" if res.done else "eof"
-                return
-        res.error, res.error_message, res.ended = OTHER, f"more than {MAX_REDIRECTS} redirects", "error"
+                        res.ended = "done"
+                        return
+                    if until is not None and until(ev):
+                        res.ended = "until"
+                        return
+                    if len(res.events) >= max_events:
+                        res.ended = "max_events"
+                        return
+                if res.bytes_read >= self.sse_max_bytes:
+                    res.ended = "max_bytes"
+                    return
+            for ev in parser.close():
+                res.events.append(ev)
+                if ev.is_done:
+                    res.done = True
+            res.ended = "done" if res.done else "eof"
+            return

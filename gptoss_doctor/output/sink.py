@@ -65,12 +65,12 @@ STYLES = {"pass": "green", "ok": "green", "warn": "yellow", "fail": "red", "erro
 
 
 def _can_encode(stream: Any, text: str) -> bool:
-    enc = getattr(stream, "encoding", None) or "ascii"
+    """Can ``stream`` show ``text`` (✓ ✗ …) in its encoding?"""
     try:
-        text.encode(enc)
-        return True
+        text.encode(getattr(stream, "encoding", None) or "ascii")
     except (UnicodeEncodeError, LookupError):
         return False
+    return True
 
 
 def _isatty(stream: Any) -> bool:

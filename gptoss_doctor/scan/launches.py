@@ -13,6 +13,7 @@ import re
 import shlex
 from pathlib import Path
 
+from gptoss_doctor.redact import redact_argv, redact_command_line
 from gptoss_doctor.scan.model import Launch, Skipped
 from gptoss_doctor.scan.read import Unreadable, Val, first_line, load_yaml_documents, plain, read_text
 
@@ -130,37 +131,13 @@ def _env_from(value) -> dict[str, tuple[str, int]]:
     return env
 
 
-SECRET_ARG_RE = re.compile(r"(--(?:api[-_]key|hf[-_]token|token|master[-_]key)(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)", re.I)
-SECRET_ASSIGN_RE = re.compile(r"\b([A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|MASTER_KEY)=)(\"[^\"]*\"|'[^']*'|\S+)")
-
-
-def redact_line(text: str) -> str:
-    """A launch line without secret values (flags such as --api-key, and KEY=value assignments)."""
-    text = SECRET_ARG_RE.sub(lambda m: m.group(1) + "<redacted>", text)
-    return SECRET_ASSIGN_RE.sub(lambda m: m.group(1) + "<redacted>", text)
-
-
-def redact_argv(argv: list[str]) -> list[str]:
-    out, hide = [], False
-    for a in argv:
-        if hide:
-            out.append("<redacted>")
-            hide = False
-            continue
-        low = a.lower()
-        if re.fullmatch(r"--(?:api[-_]key|hf[-_]token|token|master[-_]key)", low):
-            hide = True
-        out.append(redact_line(a) if "=" in a else a)
-    return out
-
-
 def make_launch(argv: list[str], env: dict[str, str], where: str, image: str | None = None, line_text: str = "",
                 source_kind: str = "file") -> Launch | None:
     engine, start = engine_of(argv, image)
     if engine is None:
         return None
     args = argv[start:]
-    shown = redact_line(line_text) if line_text else " ".join(shlex.quote(a) for a in redact_argv(argv))
+    shown = redact_command_line(line_text) if line_text else " ".join(shlex.quote(a) for a in redact_argv(argv))
     return Launch(engine=engine, where=where, argv=list(argv), env=dict(env), model=model_of(engine, args, env),
                   image=image, line_text=shown, source_kind=source_kind)
 

@@ -28,7 +28,7 @@ class Launch:
         return is_gpt_oss(self.model) or any(is_gpt_oss(a) for a in self.argv) or is_gpt_oss(self.image)
 
     def to_json(self) -> dict:
-        from gptoss_doctor.scan.launches import redact_argv
+        from gptoss_doctor.redact import redact_argv
 
         d = asdict(self)
         d["argv"] = redact_argv(self.argv)
