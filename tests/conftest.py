@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,11 +43,40 @@ def vocab_dir() -> Path:
     return SHARED_VOCAB
 
 
-def run_cli(*args: str, input: bytes | None = None, env: dict | None = None, cwd: str | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run ``python -m gptoss_doctor`` as a user would, in a subprocess."""
-    full_env = dict(os.environ)
+def run_cli(*args: str, input: bytes | str | None = None, env: dict | None = None, cwd: str | None = None,
+            timeout: float = 60, text: bool = False, base_env: dict | None = None,
+            **popen: object) -> subprocess.CompletedProcess:
+    """The one subprocess runner: ``python -m gptoss_doctor ARGS`` as a user runs it (``base_env`` replaces this
+    process's environment; ``env`` adds to it)."""
+    full_env = dict(os.environ if base_env is None else base_env)
     full_env.update(env or {})
     full_env["PYTHONPATH"] = str(ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
+    if input is None and "stdin" not in popen:
+        popen["stdin"] = subprocess.DEVNULL
     return subprocess.run([sys.executable, "-m", "gptoss_doctor", *args], input=input, capture_output=True,
-                          env=full_env, cwd=cwd, timeout=timeout)
+                          env=full_env, cwd=cwd, timeout=timeout, text=text, **popen)
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict:
+        return json.loads(self.stdout)  # exactly one document, or this fails
+
+
+@pytest.fixture
+def cli(capsys):
+    """The one in-process runner: ``cli("check", "--json", url)`` -> CliResult (exit code, stdout, stderr)."""
+    from gptoss_doctor.cli import main
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main(list(args))
+        out, err = capsys.readouterr()
+        return CliResult(exc.value.code, out, err)
+
+    return run

@@ -3,9 +3,10 @@ right references, healthy servers pass, authentication and unreachable targets g
 
 from __future__ import annotations
 
-import re
 import json
+import re
 import time
+from dataclasses import astuple
 
 import pytest
 
@@ -14,7 +15,6 @@ from gptoss_doctor.check.link import engine_ok
 from gptoss_doctor.check.result import CheckOptions, TargetResult
 from gptoss_doctor.check.targets import normalize_url
 from gptoss_doctor import kb
-from gptoss_doctor.cli import main
 from tests.emulators import ENGINES, serve
 from tests.hostile import closed_port
 
@@ -50,13 +50,6 @@ def by_id(r: TargetResult) -> dict:
 def expected_refs(fid: str, engine: str) -> list[str]:
     """URLs of the KB entries that name the finding and apply to the engine."""
     return [u for e in kb.by_finding(fid) if engine_ok(e, engine) for u in e.urls]
-
-
-def cli(*args: str, capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(["check", *args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -125,40 +118,40 @@ def test_llama_cpp_error_line_mid_stream_is_an_error_chunk():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_api_key_required_exit_4_and_accepted_with_key(engine, capsys):
+def test_api_key_required_exit_4_and_accepted_with_key(engine, cli):
     with serve(engine, faults=("api_key",)) as srv:
-        code, out, _ = cli(srv.url, "--json", "--timeout", "5", capsys=capsys)
+        code, out, _ = astuple(cli("check", srv.url, "--json", "--timeout", "5"))
         assert code == 4
         doc = json.loads(out)
         checks = {c["id"]: c for c in doc["targets"][0]["checks"]}
         assert checks["auth.required"]["status"] == "fail"
         if engine != "trtllm":  # trtllm-serve has no API key of its own: its 401 cannot be fingerprinted
             assert doc["targets"][0]["engine"]["name"] == engine
-        code, out, _ = cli(srv.url, "--json", "--quick", "--api-key", srv.api_key, capsys=capsys)
+        code, out, _ = astuple(cli("check", srv.url, "--json", "--quick", "--api-key", srv.api_key))
         assert code == 0, out
         assert srv.api_key not in out
         checks = {c["id"]: c for c in json.loads(out)["targets"][0]["checks"]}
         assert checks["auth.required"]["status"] == "pass"
 
 
-def test_wrong_api_key_is_rejected_exit_4(capsys):
+def test_wrong_api_key_is_rejected_exit_4(cli):
     with serve("vllm", faults=("api_key",)) as srv:
-        code, out, err = cli(srv.url, "--api-key", "sk-wrong-key", capsys=capsys)
+        code, out, err = astuple(cli("check", srv.url, "--api-key", "sk-wrong-key"))
     assert code == 4
     assert "rejected" in out
     assert "sk-wrong-key" not in out + err
 
 
-def test_api_key_from_environment(capsys, monkeypatch):
+def test_api_key_from_environment(cli, monkeypatch):
     with serve("sglang", faults=("api_key",)) as srv:
         monkeypatch.setenv("OPENAI_API_KEY", srv.api_key)
-        code, out, _ = cli(srv.url, "--quick", capsys=capsys)
+        code, out, _ = astuple(cli("check", srv.url, "--quick"))
         assert code == 0, out
         assert any(q["headers"].get("authorization") == f"Bearer {srv.api_key}" for q in srv.requests)
 
 
-def test_unreachable_closed_port_exit_3(capsys):
-    code, out, _ = cli(f"http://127.0.0.1:{closed_port()}", "--json", capsys=capsys)
+def test_unreachable_closed_port_exit_3(cli):
+    code, out, _ = astuple(cli("check", f"http://127.0.0.1:{closed_port()}", "--json"))
     assert code == 3
     doc = json.loads(out)
     t = doc["targets"][0]
@@ -167,16 +160,16 @@ def test_unreachable_closed_port_exit_3(capsys):
     assert t["checks"][0]["status"] == "fail" and t["checks"][0]["fix"]
 
 
-def test_not_llm_web_server(capsys):
+def test_not_llm_web_server(cli):
     with serve("not-llm") as srv:
-        code, out, _ = cli(srv.url, capsys=capsys)
+        code, out, _ = astuple(cli("check", srv.url))
     assert code == 3
     assert "OpenAI-compatible API" in out and "not as an OpenAI-compatible LLM server" in out
 
 
-def test_json_document_shape(capsys):
+def test_json_document_shape(cli):
     with serve("vllm") as srv:
-        code, out, err = cli(srv.url, "--json", capsys=capsys)
+        code, out, err = astuple(cli("check", srv.url, "--json"))
     assert code == 0
     doc = json.loads(out)  # exactly one document
     assert doc["schema_version"] == 1 and doc["command"] == "check"
@@ -191,9 +184,9 @@ def test_json_document_shape(capsys):
     assert doc["summary"]["pass"] == sum(1 for c in t["checks"] if c["status"] == "pass")
 
 
-def test_human_report(capsys):
+def test_human_report(cli):
     with serve("vllm", faults=("dup_stream_args",)) as srv:
-        code, out, _ = cli(srv.url, capsys=capsys)
+        code, out, _ = astuple(cli("check", srv.url))
     assert code == 1
     lines = out.splitlines()
     assert lines[0] == f"{srv.url} · vLLM {srv.version} · {srv.model}"
@@ -202,9 +195,9 @@ def test_human_report(capsys):
     assert lines[-1].startswith("✗ ") and "failed" in lines[-1]
 
 
-def test_markdown_report(capsys):
+def test_markdown_report(cli):
     with serve("vllm", faults=("stale_eos", "api_key")) as srv:
-        code, out, _ = cli(srv.url, "--markdown", "--api-key", srv.api_key, capsys=capsys)
+        code, out, _ = astuple(cli("check", srv.url, "--markdown", "--api-key", srv.api_key))
     assert code == 1
     assert out.startswith("### gptoss-doctor check report")
     assert "| ❌ | `probe.harmony_error` |" in out
@@ -212,33 +205,33 @@ def test_markdown_report(capsys):
     assert srv.api_key not in out
 
 
-def test_several_targets_with_bounded_concurrency_and_exit_precedence(capsys, tmp_path):
+def test_several_targets_with_bounded_concurrency_and_exit_precedence(cli, tmp_path):
     with serve("vllm") as ok, serve("sglang", faults=("api_key",)) as auth:
         targets = tmp_path / "targets.txt"
         targets.write_text(f"# servers\n{ok.url}\n127.0.0.1:{closed_port()}\n", encoding="utf-8")
-        code, out, err = cli(auth.url, "--targets", str(targets), "--concurrency", "2", "--quick", "--json",
-                             capsys=capsys)
+        code, out, err = astuple(cli("check", auth.url, "--targets", str(targets), "--concurrency", "2", "--quick",
+                                     "--json"))
         assert code == 4  # 4 (auth) > 3 (unreachable) > 1 > 0
         doc = json.loads(out)
         assert [t["engine"]["name"] for t in doc["targets"]] == ["sglang", "vllm", "unknown"]
-        code, out, err = cli(ok.url, f"127.0.0.1:{closed_port()}", "--quick", capsys=capsys)
+        code, out, err = astuple(cli("check", ok.url, f"127.0.0.1:{closed_port()}", "--quick"))
         assert code == 3
         assert "assuming http://" in err
         assert "2 targets" in out.splitlines()[-1]
 
 
-def test_strict_makes_warnings_fail(capsys):
+def test_strict_makes_warnings_fail(cli):
     with serve("lmstudio", max_model_len=4096) as srv:  # LM Studio's small default loaded context
-        code, out, _ = cli(srv.url, "--quick", capsys=capsys)
+        code, out, _ = astuple(cli("check", srv.url, "--quick"))
         assert code == 0 and "! Context length" in out
-        code, _, err = cli(srv.url, "--quick", "--strict", capsys=capsys)
+        code, _, err = astuple(cli("check", srv.url, "--quick", "--strict"))
         assert code == 1
 
 
 @pytest.mark.parametrize("args", [["http://"], ["ftp://example.com"], ["http://host:notaport"], ["a b"], [],
                                   ["http://[bad"], ["http://[::1"], ["http://host:99999"]])
-def test_malformed_urls_are_usage_errors(args, capsys):
-    code, out, err = cli(*args, capsys=capsys)
+def test_malformed_urls_are_usage_errors(args, cli):
+    code, out, err = astuple(cli("check", *args))
     assert code == 2
     assert err.strip() and "Traceback" not in err
 

@@ -7,18 +7,15 @@ import time
 
 import pytest
 
-from gptoss_doctor.cli import main
 from tests.conftest import run_cli
 from tests.hostile import closed_port, hostile, recorder, redirecting
 
 KEY = "sk-hostile-SECRET-4242"
 
 
-def cli(*args: str, capsys) -> tuple[int, dict, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(["check", "--json", "--timeout", "2", *args])
-    out, err = capsys.readouterr()
-    return exc.value.code, json.loads(out), err
+def check_json(cli, *args: str) -> tuple[int, dict, str]:
+    r = cli("check", "--json", "--timeout", "2", *args)
+    return r.code, r.json(), r.stderr
 
 
 def checks(doc: dict) -> dict:
@@ -41,11 +38,11 @@ CASES = {
 
 
 @pytest.mark.parametrize("behaviour", sorted(CASES))
-def test_hostile_server_gives_a_finding_and_exit_code(behaviour, capsys):
+def test_hostile_server_gives_a_finding_and_exit_code(behaviour, cli):
     code_want, fid, text = CASES[behaviour]
     with hostile(behaviour) as srv:
         t = time.monotonic()
-        code, doc, err = cli(srv.url, capsys=capsys)
+        code, doc, err = check_json(cli, srv.url)
         wall = time.monotonic() - t
     assert code == code_want, checks(doc)
     f = checks(doc)[fid]
@@ -55,15 +52,15 @@ def test_hostile_server_gives_a_finding_and_exit_code(behaviour, capsys):
     assert "Traceback" not in err
 
 
-def test_gigabyte_evidence_names_the_cap(capsys):
+def test_gigabyte_evidence_names_the_cap(cli):
     with hostile("gigabyte") as srv:
-        _, doc, _ = cli(srv.url, capsys=capsys)
+        _, doc, _ = check_json(cli, srv.url)
     assert any("larger than 1024 KiB" in e for e in checks(doc)["reach.not_llm"]["evidence"])
 
 
-def test_invalid_utf8_is_tolerated(capsys):
+def test_invalid_utf8_is_tolerated(cli):
     with hostile("invalid_utf8") as srv:
-        code, doc, err = cli(srv.url, capsys=capsys)
+        code, doc, err = check_json(cli, srv.url)
     t = doc["targets"][0]
     assert t["engine"]["name"] == "vllm" and t["models"][0]["id"] == "openai/gpt-oss-20b"
     assert checks(doc)["probe.chat"]["status"] == "pass"
@@ -72,10 +69,10 @@ def test_invalid_utf8_is_tolerated(capsys):
     assert "Traceback" not in err
 
 
-def test_cross_host_redirect_is_reported_and_key_never_forwarded(capsys):
+def test_cross_host_redirect_is_reported_and_key_never_forwarded(cli):
     with recorder(host="localhost") as other:
         with redirecting(lambda: other.url) as srv:
-            code, doc, err = cli(srv.url, "--api-key", KEY, capsys=capsys)
+            code, doc, err = check_json(cli, srv.url, "--api-key", KEY)
         assert code == 3
         f = checks(doc)["reach.redirect"]
         assert f["status"] == "fail" and other.url in f["detail"]
@@ -83,9 +80,9 @@ def test_cross_host_redirect_is_reported_and_key_never_forwarded(capsys):
         assert KEY not in json.dumps(doc) + err
 
 
-def test_same_origin_redirect_is_followed(capsys):
+def test_same_origin_redirect_is_followed(cli):
     with redirecting(lambda: "", same_origin_path="/api") as srv:
-        code, doc, _ = cli(srv.url, "--quick", "--api-key", KEY, capsys=capsys)
+        code, doc, _ = check_json(cli, srv.url, "--quick", "--api-key", KEY)
         assert doc["targets"][0]["engine"]["name"] == "vllm"
         models = [q for q in srv.requests if q["path"].endswith("/v1/models")]
         assert [q["path"] for q in models] == ["/v1/models", "/api/v1/models"]
@@ -102,10 +99,10 @@ def test_api_key_echoed_by_the_server_is_redacted(mode):
     assert "***" in out  # the echoed key was replaced, not dropped silently
 
 
-def test_refused_and_dns(capsys):
-    code, doc, _ = cli(f"http://127.0.0.1:{closed_port()}", capsys=capsys)
+def test_refused_and_dns(cli):
+    code, doc, _ = check_json(cli, f"http://127.0.0.1:{closed_port()}")
     assert code == 3 and list(checks(doc)) == ["reach.refused"]
-    code, doc, _ = cli("http://no-such-host.invalid:8000", capsys=capsys)
+    code, doc, _ = check_json(cli, "http://no-such-host.invalid:8000")
     assert code == 3 and list(checks(doc)) == ["reach.dns"]
 
 
@@ -121,30 +118,26 @@ def test_json_stdout_is_one_document_end_to_end():
     assert json.loads(p.stdout)["error"]["kind"] == "usage"
 
 
-def test_tokenizer_without_harmony_specials_fails(capsys):
+def test_tokenizer_without_harmony_specials_fails(cli):
     with hostile("bad_tokenizer") as srv:
-        code, doc, _ = cli(srv.url, "--quick", capsys=capsys)
+        code, doc, _ = check_json(cli, srv.url, "--quick")
     f = checks(doc)["tokenizer.special_tokens"]
     assert code == 1 and f["status"] == "fail"
     assert "200006" in f["detail"] and f["fix"]
 
 
-def test_url_password_never_printed(capsys):
+def test_url_password_never_printed(cli):
     port = closed_port()
-    with pytest.raises(SystemExit) as exc:
-        main(["check", f"http://user:pw-SECRET-9@127.0.0.1:{port}"])
-    out, err = capsys.readouterr()
-    assert exc.value.code == 3
-    assert "pw-SECRET-9" not in out + err
-    with pytest.raises(SystemExit) as exc:
-        main(["check", "user:pw-SECRET-9@host:notaport"])
-    out, err = capsys.readouterr()
-    assert exc.value.code == 2 and "pw-SECRET-9" not in out + err
+    r = cli("check", f"http://user:pw-SECRET-9@127.0.0.1:{port}")
+    assert r.code == 3
+    assert "pw-SECRET-9" not in r.stdout + r.stderr
+    r = cli("check", "user:pw-SECRET-9@host:notaport")
+    assert r.code == 2 and "pw-SECRET-9" not in r.stdout + r.stderr
 
 
-def test_llama_cpp_without_jinja_is_a_missing_tool_parser(capsys):
+def test_llama_cpp_without_jinja_is_a_missing_tool_parser(cli):
     with hostile("llama_no_jinja") as srv:
-        code, doc, _ = cli(srv.url, capsys=capsys)
+        code, doc, _ = check_json(cli, srv.url)
     assert doc["targets"][0]["engine"]["name"] == "llama.cpp"
     f = checks(doc)["probe.tools.no_parser"]
     assert code == 1 and f["status"] == "fail" and "--jinja" in f["fix"]

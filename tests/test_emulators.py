@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 
 import ssl
@@ -11,11 +9,7 @@ import ssl
 import httpx
 import pytest
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from tests.emulators import ENGINES, FAULTS, serve  # noqa: E402
+from tests.emulators import ENGINES, FAULTS, serve
 
 TIMEOUT = httpx.Timeout(5.0)
 _SSL = ssl.create_default_context()  # shared: building one per client is slow

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hub.fakehub import (  # noqa: E402
+from tests.conftest import run_cli
+from tests.hub.fakehub import (
     NEW_GEN, OLD_GEN, REPO_ID, WEIGHT, FaultProxy, Olah, make_repo, seed_cache, seed_folder,
 )
 
@@ -82,10 +82,7 @@ def folder(hub, tmp_path):
 
 
 def run(env, *args, extra=None, timeout=60, **kw):
-    e = dict(env)
-    e.update(extra or {})
-    return subprocess.run([sys.executable, "-m", "gptoss_doctor", "fix-config", *args], env=e, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
+    return run_cli("fix-config", *args, base_env=env, env=extra, timeout=timeout, text=True, **kw)
 
 
 def cache_root(env) -> Path:

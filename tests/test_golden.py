@@ -5,10 +5,10 @@ copy (tests/golden/knowledge) so that new entries do not move these files."""
 from __future__ import annotations
 
 import json
+from dataclasses import astuple
 
 import pytest
 
-from gptoss_doctor.cli import main
 from tests.emulators import ENGINES, serve
 from tests.golden import KNOWLEDGE, assert_golden, normalise, normalise_json
 from tests.hostile import closed_port
@@ -57,27 +57,20 @@ def _frozen_kb(monkeypatch, vocab_dir):
     reset_kb_cache()
 
 
-def cli(capsys, *args: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, _ = capsys.readouterr()
-    return exc.value.code, out
-
-
 def doc_with_code(code: int, out: str) -> dict:
     doc = json.loads(out)  # exactly one document on stdout
     return {"exit": code, "doc": doc}
 
 
 @pytest.mark.parametrize("name", EXPLAIN)
-def test_explain_json(name, capsys):
-    code, out = cli(capsys, "explain", "--json", EXPLAIN[name])
+def test_explain_json(name, cli):
+    code, out, _ = astuple(cli("explain", "--json", EXPLAIN[name]))
     assert_golden(f"explain-{name}.json", normalise_json(doc_with_code(code, out)))
 
 
 @pytest.mark.parametrize("name", ["headline", "leak", "nothing"])
-def test_explain_human(name, capsys):
-    code, out = cli(capsys, "explain", EXPLAIN[name])
+def test_explain_human(name, cli):
+    code, out, _ = astuple(cli("explain", EXPLAIN[name]))
     assert_golden(f"explain-{name}.txt", f"exit {code}\n" + normalise(out))
 
 
@@ -87,25 +80,25 @@ def test_explain_human(name, capsys):
                                   ["check", "--json"], ["check", "--json", "--quick", "--deep", "http://x"]],
                          ids=["decode", "decode-bad", "explain-nofile", "kb-show", "kb-list", "kb-show-missing",
                               "check-nourl", "check-usage"])
-def test_other_json(args, capsys, request):
-    code, out = cli(capsys, *args)
+def test_other_json(args, cli, request):
+    code, out, _ = astuple(cli(*args))
     assert_golden(f"{request.node.callspec.id}.json", normalise_json(doc_with_code(code, out)))
 
 
 @pytest.mark.parametrize("name,engine,faults,extra", CHECK, ids=[c[0] for c in CHECK])
-def test_check_json(name, engine, faults, extra, capsys):
+def test_check_json(name, engine, faults, extra, cli):
     with serve(engine, faults=faults) as srv:
-        code, out = cli(capsys, "check", "--json", "--timeout", "5", *extra, srv.url)
+        code, out, _ = astuple(cli("check", "--json", "--timeout", "5", *extra, srv.url))
     assert_golden(f"check-{name}.json", normalise_json(doc_with_code(code, out)))
 
 
-def test_check_unreachable_json(capsys):
-    code, out = cli(capsys, "check", "--json", "--timeout", "2", f"http://127.0.0.1:{closed_port()}")
+def test_check_unreachable_json(cli):
+    code, out, _ = astuple(cli("check", "--json", "--timeout", "2", f"http://127.0.0.1:{closed_port()}"))
     assert_golden("check-unreachable.json", normalise_json(doc_with_code(code, out)))
 
 
 @pytest.mark.parametrize("fmt", ["human", "markdown"])
-def test_check_reports(fmt, capsys):
+def test_check_reports(fmt, cli):
     with serve("vllm", faults=("stale_eos",)) as srv:
-        code, out = cli(capsys, "check", "--timeout", "5", *(["--markdown"] if fmt == "markdown" else []), srv.url)
+        code, out, _ = astuple(cli("check", "--timeout", "5", *(["--markdown"] if fmt == "markdown" else []), srv.url))
     assert_golden(f"check-vllm-stale_eos.{'md' if fmt == 'markdown' else 'txt'}", f"exit {code}\n" + normalise(out))

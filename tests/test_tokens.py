@@ -126,7 +126,7 @@ def test_default_tmp_caches(vocab_dir, monkeypatch):
 
 def _tokenizer_json_from(vocab_file: Path, dest: Path) -> None:
     """Write a byte-level BPE tokenizer.json (the HF layout of gpt-oss) from the real ranks."""
-    b2u = vocab._bytes_to_unicode()
+    b2u = vocab.bytes_to_unicode()
     v = {}
     for line in vocab_file.read_bytes().splitlines():
         tok, rank = line.split()

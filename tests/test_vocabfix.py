@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 SHA = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -23,8 +25,7 @@ def run(*args, env_extra=None, timeout=60):
         env.pop(v, None)
     env.update({"PYTHONPATH": str(ROOT), "NO_COLOR": "1", "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"})
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "gptoss_doctor", "fix-config", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return run_cli("fix-config", *args, base_env=env, timeout=timeout, text=True)
 
 
 def _bytes_to_unicode() -> dict[int, str]:

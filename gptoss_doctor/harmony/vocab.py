@@ -101,7 +101,7 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _bytes_to_unicode() -> dict[int, str]:
+def bytes_to_unicode() -> dict[int, str]:
     """GPT-2 byte-level mapping used by tokenizer.json vocabularies."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs = bs[:]
@@ -122,7 +122,7 @@ def tiktoken_bytes_from_tokenizer_json(path: Path) -> bytes:
         vocab = data["model"]["vocab"]
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not a BPE tokenizer.json (no model.vocab)") from exc
-    inverse = {ch: b for b, ch in _bytes_to_unicode().items()}
+    inverse = {ch: b for b, ch in bytes_to_unicode().items()}
     by_rank: dict[int, bytes] = {}
     for tok, rank in vocab.items():
         if isinstance(rank, int) and 0 <= rank < 199998:
