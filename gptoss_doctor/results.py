@@ -1,8 +1,42 @@
-"""Typed results shared by the commands: one Finding shape, one status scale."""
+"""Typed results shared by the commands: one Finding shape, one status scale, and the base every command's result
+derives from (its exit code inside, its JSON payload, rendered by ``gptoss_doctor.output``)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import ClassVar
+
+
+class Status(str, Enum):
+    """What a command's exit code means (the documented exit codes)."""
+
+    OK = "ok"  # 0
+    PROBLEMS = "problems"  # 1
+    USAGE = "usage"  # 2
+    UNREACHABLE = "unreachable"  # 3
+    AUTH = "auth"  # 4
+
+
+_STATUS_OF_CODE = {0: Status.OK, 1: Status.PROBLEMS, 2: Status.USAGE, 3: Status.UNREACHABLE, 4: Status.AUTH}
+
+
+class CommandResult:
+    """A command's outcome: ``command`` names it in the JSON envelope, ``exit_code`` is what the process exits with,
+    ``to_json()`` the payload under the envelope. Renderers dispatch on the subclass."""
+
+    command: ClassVar[str] = ""
+
+    @property
+    def exit_code(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def status(self) -> Status:
+        return _STATUS_OF_CODE.get(self.exit_code, Status.PROBLEMS)
+
+    def to_json(self) -> dict:
+        raise NotImplementedError
 
 STATUSES = ("pass", "warn", "fail", "skip", "error")
 

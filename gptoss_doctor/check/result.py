@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gptoss_doctor.errors import EXIT_AUTH, EXIT_OK, EXIT_PROBLEMS, EXIT_UNREACHABLE
-from gptoss_doctor.results import Finding, summarize
+from gptoss_doctor.results import CommandResult, Finding, summarize
 
 
 @dataclass
@@ -68,3 +68,29 @@ def exit_code(results: list[TargetResult], strict: bool = False) -> int:
         if c in codes:
             return c
     return EXIT_OK
+
+
+@dataclass
+class CheckReport(CommandResult):
+    """All targets of one ``check`` run, with what the renderers need (secrets to keep out, the command line)."""
+
+    command = "check"
+    targets: list[TargetResult]
+    strict: bool = False
+    verbose: bool = False
+    argv: str = ""
+    secrets: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.targets, self.strict)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for t in self.targets for f in t.checks]
+
+    def to_json(self) -> dict:
+        from gptoss_doctor.redact import redact
+
+        return redact({"ok": self.exit_code == 0, "targets": [t.to_json() for t in self.targets],
+                       "summary": summarize(self.findings), "exit_code": self.exit_code}, self.secrets)

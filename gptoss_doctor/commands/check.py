@@ -70,14 +70,13 @@ def register(app: typer.Typer) -> None:
         from gptoss_doctor.entry import run_command
 
         def body(out) -> int:
-            from gptoss_doctor.check import report
-            from gptoss_doctor.check import targets as target_urls
             from gptoss_doctor.check import run as pipeline
+            from gptoss_doctor.check import targets as target_urls
             from gptoss_doctor.check.link import kb_error
-            from gptoss_doctor.check.result import CheckOptions, exit_code
-            from gptoss_doctor.redact import redact
+            from gptoss_doctor.check.result import CheckOptions, CheckReport
             from gptoss_doctor.errors import UsageError
-            from gptoss_doctor.output.human import render_findings, render_summary
+            from gptoss_doctor.output import emit
+            from gptoss_doctor.redact import remember
 
             if json_mode and markdown:
                 raise UsageError("choose one of --json and --markdown")
@@ -100,65 +99,26 @@ def register(app: typer.Typer) -> None:
                                   model_dir=str(model_dir) if model_dir else None, quick=quick, deep=deep,
                                   concurrency=concurrency)
             secrets = [api_key] if api_key else []
-            from gptoss_doctor.redact import remember
-
             remember(api_key)
             for base, _ in parsed:
                 from urllib.parse import urlsplit
 
-                p = urlsplit(base)
-                if p.password:
-                    secrets.append(p.password)
+                if urlsplit(base).password:
+                    secrets.append(urlsplit(base).password)
             if not json_mode and not markdown:
                 for base, notes in parsed:
                     for n in notes:
                         out.note(f"note: {n}")
             with out.progress("checking …") as update:
                 results = pipeline.run(parsed, opts, progress=update)
-            code = exit_code(results, strict)
             if kb_error():
                 out.note(f"warning: the knowledge base could not be loaded ({kb_error()}); "
                          "findings carry no references")
-            if json_mode:
-                out.json("check", redact(report.payload(results, strict), secrets))
-                return code
-            if markdown:
-                argv = "gptoss-doctor check " + " ".join(target_urls.public_url(b) for b, _ in parsed)
-                text = redact(report.render_markdown(results, argv), secrets)
-                out.stdout.write(text)
-                out.stdout.flush()
-                return code
-            for i, r in enumerate(results):
-                if i:
-                    out.line()
-                from gptoss_doctor.results import Finding
-
-                # details on every line; evidence of passing checks only with --verbose
-                findings = [Finding(**{k: redact(v, secrets) for k, v in f.to_json().items()}) for f in r.checks]
-                if not verbose:
-                    seen: dict = {}
-                    for f in findings:
-                        if f.status in ("pass", "skip"):
-                            f.evidence = []
-                        elif f.fix or f.references:
-                            # one root cause often fails several checks: print its fix and links once
-                            key = (f.fix, tuple(f.references[:3]))
-                            if key in seen:
-                                f.fix, f.references = f"as for '{seen[key]}' above", []
-                                f.evidence = [e for e in f.evidence if not e.startswith("matched: ")]
-                            else:
-                                seen[key] = f.title
-                render_findings(out, findings, heading=redact(report.heading(r), secrets), verbose=True)
-                if r.models and len(r.models) > 1:
-                    out.detail("models: " + ", ".join(m.id for m in r.models[:8]), indent=2)
-            allf = [f for r in results for f in r.checks]
-            suffix = ""
-            if len(results) > 1:
-                bad = sum(1 for r in results if r.code(strict))
-                suffix = f" across {len(results)} targets" + (f" ({bad} with problems)" if bad else "")
-            render_summary(out, allf, suffix=suffix)
-            if code == 1 and strict and not any(f.status in ("fail", "error") for f in allf):
+            argv = "gptoss-doctor check " + " ".join(target_urls.public_url(b) for b, _ in parsed)
+            result = CheckReport(results, strict=strict, verbose=verbose, argv=argv, secrets=secrets)
+            emit(out, result, "markdown" if markdown else "human")
+            if result.exit_code == 1 and strict and not any(f.status in ("fail", "error") for f in result.findings):
                 out.note("--strict: warnings count as failures")
-            return code
+            return result.exit_code
 
         run_command("check", json_mode, body)

@@ -12,6 +12,7 @@ from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import parse as parsing
 from gptoss_doctor.explain.parse import Parsed, _Lazy
 from gptoss_doctor.harmony.tokens import TokenInfo, decode_ids
+from gptoss_doctor.results import CommandResult
 
 ORIGINS = ("server", "client", "proxy", "model-files", "hardware", "unknown")
 SERVER_PATH_RE = _Lazy(r"vllm/|sglang/|lmdeploy/|tensorrt_llm/|text_generation_server/|transformers/commands/|mlx_lm/")
@@ -182,3 +183,23 @@ def explain_text(text: str, **kw) -> Explanation:
 
 def explain_stream(fh: BinaryIO, **kw) -> Explanation:
     return explain_parsed(parsing.parse_stream(fh), **kw)
+
+
+@dataclass
+class ExplainResult(CommandResult):
+    """``explain``'s outcome: the explanation, GitHub leads when --online asked for them, and how much to show."""
+
+    command = "explain"
+    explanation: Explanation
+    leads: dict | None = None
+    verbose: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        return 0  # an explanation, confident or not, is a successful run (documented)
+
+    def to_json(self) -> dict:
+        doc = {"ok": True, **self.explanation.to_json()}
+        if self.leads is not None:
+            doc["online"] = self.leads
+        return doc

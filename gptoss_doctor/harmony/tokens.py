@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
+from gptoss_doctor.results import CommandResult
+
 VOCAB_SIZE = 201088  # IDs 0..201087 (model vocab_size, llama.cpp n_vocab)
 N_REGULAR = 199998  # o200k_base BPE ranks 0..199997
 
@@ -125,3 +127,40 @@ def decode_ids(ids: Iterable[int], *, vocab_path: str | None = None, url: str | 
                 out[k] = TokenInfo(ids[k], text, False, resolved.source, bytes_hex=hexed,
                                    note="a partial UTF-8 sequence" if hexed else None)
     return [i for i in out if i is not None], notes
+
+
+@dataclass
+class DecodeResult(CommandResult):
+    """``decode``'s outcome: exit 2 when an argument is no token ID, 1 when a regular token had no vocabulary."""
+
+    command = "decode"
+    tokens: list[TokenInfo]
+    notes: list[str]
+
+    @property
+    def invalid(self) -> list[TokenInfo]:
+        return [t for t in self.tokens if not t.valid]
+
+    @property
+    def missing(self) -> list[TokenInfo]:
+        return [t for t in self.tokens if t.valid and t.text is None]
+
+    @property
+    def text(self) -> str:
+        return "".join(t.text or "" for t in self.tokens)
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.invalid else 1 if self.missing else 0
+
+    def to_json(self) -> dict:
+        doc: dict = {"ok": self.exit_code == 0, "tokens": [t.to_json() for t in self.tokens], "notes": self.notes,
+                     "text": self.text}
+        if self.invalid:
+            doc["error"] = {"kind": "usage", "message": "not token IDs: " + ", ".join(str(t.id) for t in
+                                                                                   self.invalid[:10]),
+                            "exit_code": self.exit_code}
+        elif self.missing:
+            doc["error"] = {"kind": "no-vocabulary", "message": "some IDs could not be decoded: no vocabulary",
+                            "exit_code": self.exit_code}
+        return doc

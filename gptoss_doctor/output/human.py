@@ -1,9 +1,10 @@
-"""Human rendering of findings: grouped ✓ / ! / ✗ lines, the fix under each, one summary line."""
+"""The human renderer: grouped ✓ / ! / ✗ lines with the fix under each and a one-line summary, for every command
+result (``render`` dispatches on the result's command)."""
 
 from __future__ import annotations
 
 from gptoss_doctor.output.sink import Output
-from gptoss_doctor.results import Finding, summarize, summary_line
+from gptoss_doctor.results import CommandResult, Finding, summarize, summary_line
 
 
 def render_findings(out: Output, findings: list[Finding], *, heading: str | None = None, verbose: bool = False) -> None:
@@ -27,3 +28,199 @@ def render_summary(out: Output, findings: list[Finding], suffix: str = "") -> No
     worst = "fail" if counts["fail"] or counts["error"] else "warn" if counts["warn"] else "pass"
     out.line()
     out.mark(worst, summary_line(counts) + suffix)
+
+
+# -- check --------------------------------------------------------------------------------------------------
+
+def check(out: Output, report) -> None:
+    """Each target under its heading, one line per finding; a root cause's fix and links printed once."""
+    from gptoss_doctor.check.report import heading
+    from gptoss_doctor.redact import redact
+
+    secrets = report.secrets
+    for i, r in enumerate(report.targets):
+        if i:
+            out.line()
+        # details on every line; evidence of passing checks only with --verbose
+        findings = [Finding(**{k: redact(v, secrets) for k, v in f.to_json().items()}) for f in r.checks]
+        if not report.verbose:
+            seen: dict = {}
+            for f in findings:
+                if f.status in ("pass", "skip"):
+                    f.evidence = []
+                elif f.fix or f.references:
+                    # one root cause often fails several checks: print its fix and links once
+                    key = (f.fix, tuple(f.references[:3]))
+                    if key in seen:
+                        f.fix, f.references = f"as for '{seen[key]}' above", []
+                        f.evidence = [e for e in f.evidence if not e.startswith("matched: ")]
+                    else:
+                        seen[key] = f.title
+        render_findings(out, findings, heading=redact(heading(r), secrets), verbose=True)
+        if r.models and len(r.models) > 1:
+            out.detail("models: " + ", ".join(m.id for m in r.models[:8]), indent=2)
+    suffix = ""
+    if len(report.targets) > 1:
+        bad = sum(1 for r in report.targets if r.code(report.strict))
+        suffix = f" across {len(report.targets)} targets" + (f" ({bad} with problems)" if bad else "")
+    render_summary(out, report.findings, suffix=suffix)
+
+
+# -- explain and decode ---------------------------------------------------------------------------------
+
+def _render_tokens(out: Output, tokens, notes) -> None:
+    if not tokens:
+        return
+    out.heading("Tokens")
+    rows = []
+    for t in tokens:
+        if not t.valid:
+            rows.append([str(t.id), "(invalid)", t.note or ""])
+        elif t.special:
+            rows.append([str(t.id), t.text, "Harmony special: " + (t.role or "") + (f" ({t.note})" if t.note else "")])
+        elif t.text is None:
+            rows.append([str(t.id), "(unknown)", t.note or ""])
+        else:
+            rows.append([str(t.id), repr(t.text)[1:-1] if t.text.strip() == t.text and t.text else repr(t.text),
+                         "regular text token" + (f" ({t.note})" if t.note else "")])
+    out.table(["id", "text", "meaning"], rows)
+    for n in notes:
+        out.note("vocabulary: " + n)
+    out.line()
+
+
+def explanation(out: Output, ex, verbose: bool = False) -> None:
+    p = ex.parsed
+    _render_tokens(out, ex.tokens, ex.token_notes)
+    if p.errors:
+        out.heading(f"Errors found ({len(p.errors)}{' distinct' if p.lines > 1 else ''})")
+        shown = p.errors if verbose else p.errors[:10]
+        for e in shown:
+            where = f"line {e.line}" if e.line and p.lines > 1 else ""
+            times = f", {e.count}x" if e.count > 1 else ""
+            tag = f"  [{e.kind}{', ' + where if where else ''}{times}]"
+            status = "fail" if e.kind in ("harmony", "vocab", "traceback", "exception", "openai-sdk", "proxy", "json-body") else "warn"
+            out.mark(status, e.message[:300] + tag, indent=2)
+        if len(p.errors) > len(shown):
+            out.detail(f"... and {len(p.errors) - len(shown)} more (use --verbose or --json)", indent=4)
+        if p.dropped_errors:
+            out.detail(f"... {p.dropped_errors} more distinct errors were not kept", indent=4)
+        out.line()
+    _render_artifacts(out, ex)
+    out.line(f"Where it comes from: {ex.origin} — {ex.origin_detail}", style="bold")
+    if p.tool_names:
+        out.line("Tools named: " + ", ".join(p.tool_names))
+    out.line()
+    hint = ex.search_hint()
+    if not ex.confident:
+        out.mark("info", "No known issue explains this text with confidence." if ex.matches
+                 else "No known issue matches this text.")
+        understood = [f"{len(p.errors)} error line(s)" if p.errors else "no error line (read as a description)"]
+        kinds = sorted({e.kind for e in p.errors})
+        if kinds:
+            understood.append("kind: " + ", ".join(kinds))
+        if p.engines:
+            understood.append("engine: " + ", ".join(p.engines))
+        if ex.tokens:
+            understood.append("tokens: " + ", ".join(f"{t.id}={t.text!r}" for t in ex.tokens[:6]))
+        out.detail("understood: " + "; ".join(understood), 4)
+        if hint:
+            out.detail(f'search for: "{hint["query"]}"', 4)
+            for t in hint["trackers"]:
+                out.detail(f"in {t['repo']}: {t['url']}", 6)
+        out.detail("or run 'gptoss-doctor kb search WORDS'.", 4)
+        if not ex.matches:
+            return
+        out.line()
+        out.heading("Closest known issues (low confidence)")
+    else:
+        out.heading("Known issues that explain it")
+    for n, m in enumerate(ex.matches, 1):
+        e = m.entry
+        status = {"high": "fail", "medium": "warn", "low": "info"}[m.confidence]
+        out.mark(status, f"{n}. {e.title}  [{m.confidence}, {m.score:.2f}, {e.id}]", indent=2)
+        if m.confidence == "low" and n > 1 and not verbose:
+            continue
+        for ev in m.evidence:
+            out.detail("why: " + ev, indent=6)
+        out.detail("cause: " + e.causes[0], indent=6)
+        items = e.fix_items()
+        layered = [it for it in items if it[0]]
+        # with fixes for several layers, show one per layer (the layer the text points at first)
+        shown = items if verbose else (_one_per_layer(layered, ex.origin) if len({x[0] for x in layered}) > 1 else items[:2])
+        for layer, fx in shown:
+            out.detail(f"fix ({layer}): {fx}" if layer else "fix: " + fx, indent=6)
+        for url in e.urls[:3]:
+            out.detail("see: " + url, indent=6)
+
+
+def _one_per_layer(items, origin: str):
+    first: dict[str, str] = {}
+    for layer, line in items:
+        first.setdefault(layer, line)
+    order = sorted(first, key=lambda lay: (lay != origin, ["server", "proxy", "client", "model-files", "hardware"].index(lay)
+                                           if lay in ("server", "proxy", "client", "model-files", "hardware") else 9))
+    return [(lay, first[lay]) for lay in order]
+
+
+def _render_artifacts(out: Output, ex) -> None:
+    if not ex.artifacts:
+        return
+    out.heading("What the text shows")
+    for a in ex.artifacts:
+        out.mark("warn", a.evidence, indent=2)
+        out.detail(f"most likely produced by: the {a.layer}", indent=6)
+        for layer, fix in a.fixes.items():
+            out.detail(f"fix ({layer}): {fix}", indent=6)
+    for m in ex.harmony_messages[:8]:
+        head = m.role + (f" · {m.channel}" if m.channel else "") + (f" → {m.recipient}" if m.recipient else "")
+        body = " ".join(m.content.split())
+        out.detail(f"message: {head}: {body[:120]}{'…' if len(body) > 120 else ''}", indent=6)
+    out.line()
+
+
+def _render_leads(out: Output, leads: dict) -> None:
+    if not leads["searched"]:
+        out.note(f"--online: not searched ({leads['reason']})")
+        return
+    out.heading("Unverified leads from GitHub's issue search")
+    if not leads["leads"]:
+        out.detail("no hits" + (f" ({'; '.join(leads['problems'])})" if leads["problems"] else ""), 2)
+    for lead in leads["leads"]:
+        out.detail(f"{lead['repo']}#{lead['number']} [{lead['state']}] {lead['title']}", 2)
+        out.detail(lead["url"], 6)
+    for p in leads["problems"] if leads["leads"] else []:
+        out.note(f"--online: {p}")
+    out.line()
+
+
+def _explain_summary(out: Output, ex) -> None:
+    top = ex.matches[0] if ex.matches else None
+    n = len(ex.parsed.errors)
+    lead = f"{n} error{'s' if n != 1 else ''} read" if n else "no error line found, read as a description of symptoms"
+    out.line()
+    if top and top.confidence in ("high", "medium"):
+        out.mark("fail" if top.confidence == "high" else "warn",
+                 f"{lead}; most likely: {top.entry.id} ({top.confidence}); raised in: {ex.origin}")
+    else:
+        out.mark("info", f"{lead}; no confident match; raised in: {ex.origin}")
+
+
+def explain(out: Output, result) -> None:
+    explanation(out, result.explanation, verbose=result.verbose)
+    if result.leads is not None:
+        _render_leads(out, result.leads)
+    _explain_summary(out, result.explanation)
+
+
+def decode(out: Output, result) -> None:
+    _render_tokens(out, result.tokens, result.notes)
+    if not result.invalid and not result.missing:
+        out.line("Joined: " + result.text)
+
+
+RENDERERS = {"check": check, "explain": explain, "decode": decode}
+
+
+def render(out: Output, result: CommandResult) -> None:
+    RENDERERS[result.command](out, result)
