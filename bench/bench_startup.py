@@ -24,7 +24,9 @@ VOCAB = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "vocab", "
 
 def _cli() -> list[str]:
     exe = shutil.which("gptoss-doctor")
-    return [exe] if exe else [sys.executable, "-m", "gptoss_doctor"]
+    if exe and not os.environ.get("BENCH_PYTHON_M"):
+        return [exe]
+    return [sys.executable, "-m", "gptoss_doctor"]  # BENCH_PYTHON_M=1: the tree on PYTHONPATH (before/after runs)
 
 
 def commands() -> list[tuple[str, list[str]]]:
@@ -38,6 +40,8 @@ def commands() -> list[tuple[str, list[str]]]:
         ("explain HEADLINE (human)", cli + ["explain", HEADLINE]),
         ("kb list --json", cli + ["kb", "list", "--json"]),
         ("decode 200012 --json", cli + ["decode", "200012", "--json"]),
+        # a refused port: the whole check pipeline is imported and run, with no waiting on a server
+        ("check refused port --json", cli + ["check", "http://127.0.0.1:9", "--json", "--timeout", "2"]),
     ]
     hf = shutil.which("hf")
     if hf:
