@@ -5,6 +5,7 @@ values), SSE framing (event: lines, data: [DONE]) and the shape of the first and
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -107,3 +108,76 @@ def test_transformers_serve_emulator_matches_the_recording(path):
         got["body"]["types"] = [t for t in got["body"]["types"] if t in expected["body"]["types"]]
         expected["body"]["done"] = got["body"]["done"]  # (a [DONE] would come after the cut)
     assert got == expected
+
+
+# -- vLLM 0.26.0 ---------------------------------------------------------------------------------------------------
+
+VLLM = REAL / "vllm-0.26.0"
+
+
+def parse_vllm_captures(path: Path) -> list[dict]:
+    """The '=== title: METHOD PATH' sections of a vLLM captures.txt: request line and body, response status,
+    headers and body."""
+    out: list[dict] = []
+    for block in path.read_text(encoding="utf-8").split("\n=== ")[1:]:
+        head, _, rest = block.partition("\n")
+        m = re.match(r"^(.*): (GET|POST) (\S+)", head)
+        title, method, path_ = m.group(1), m.group(2), m.group(3)
+        body = None
+        headers: dict = {}
+        lines = rest.split("\n")
+        status = None
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            if line.startswith("--- request body: "):
+                body = line[len("--- request body: "):]
+            elif line.startswith("--- response"):
+                status = int(line.split("HTTP/1.1 ")[1].split()[0])
+                i += 1
+                while i < len(lines) and not lines[i].startswith("--- body:"):
+                    k, _, v = lines[i].partition(": ")
+                    headers[k.lower()] = v
+                    i += 1
+                out.append({"title": title, "method": method, "path": path_, "body": body, "status": status,
+                            "headers": headers, "text": "\n".join(lines[i + 1:]).strip("\n")})
+                break
+            i += 1
+    return out
+
+
+VLLM_CASES = [c for c in parse_vllm_captures(VLLM / "e1_fresh_parsers" / "captures.txt")
+              if "(first" not in c["title"] and "(paths only)" not in c["title"]]
+
+
+def test_the_vllm_recordings_are_there():
+    assert len(VLLM_CASES) >= 25
+
+
+def _top(text: str, ctype: str):
+    if "json" in ctype:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(doc, dict):
+            return sorted(k for k in doc if k in ("object", "data", "error", "detail", "version", "choices", "output",
+                                                  "id", "model", "tokens", "prompt", "count", "max_model_len"))
+        return type(doc).__name__
+    if "event-stream" in ctype:
+        return {"done": "data: [DONE]" in text, "event_lines": "\nevent: " in "\n" + text}
+    return None
+
+
+@pytest.mark.parametrize("case", VLLM_CASES, ids=[c["title"] for c in VLLM_CASES])
+def test_vllm_emulator_matches_the_recording(case):
+    with serve("vllm", version="0.26.0", model="openai/gpt-oss-20b", max_model_len=4096) as srv:
+        kw: dict = {}
+        if case["body"] is not None:
+            kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
+        r = httpx.request(case["method"], srv.url + case["path"], timeout=20, **kw)
+    want_ct = case["headers"].get("content-type", "").split(";")[0]
+    got_ct = r.headers.get("content-type", "").split(";")[0]
+    assert (r.status_code, got_ct) == (case["status"], want_ct), r.text[:300]
+    assert r.headers.get("server") == case["headers"].get("server")
+    assert _top(r.text, got_ct) == _top(case["text"], want_ct), (r.text[:300], case["text"][:300])

@@ -81,14 +81,23 @@ class VLLM(Engine):
         return json_response(body, status=status)
 
     def not_found(self, req: Request) -> Response:
-        if self.nested_errors:
+        # unknown routes are FastAPI's own 404 in the recorded 0.26.0 (../shared/real/vllm-0.26.0)
+        if self.nested_errors and self.vt < (0, 26):
             return self.error(404, "Not Found", "Not Found")
         return json_response({"detail": "Not Found"}, status=404)
 
     def method_not_allowed(self, req: Request) -> Response:
-        if self.nested_errors:
+        if self.nested_errors and self.vt < (0, 26):
             return self.error(405, "Method Not Allowed", "Method Not Allowed")
         return json_response({"detail": "Method Not Allowed"}, status=405)
+
+    def response_object(self, body: dict, rid: str, items: list, turn: M.Turn, status: str) -> dict:
+        obj = super().response_object(body, rid, items, turn, status)
+        if self.vt >= (0, 26):  # the recorded 0.26.0 object: no "error" key; prompt, user, service_tier present
+            obj.pop("error", None)
+            obj.update({"prompt": None, "user": None, "service_tier": "auto", "max_tool_calls": None,
+                        "top_logprobs": None})
+        return obj
 
     def bad_json(self) -> Response:
         return self.error(400, "[{'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error'}]",

@@ -1,0 +1,110 @@
+"""``check`` against a real LiteLLM proxy (the PyPI release recorded in ../shared/real/litellm-1.109.1), in front of
+the vLLM emulator. The proxy runs from its own virtual environment (its dependencies are not the doctor's):
+.ci/run creates it and sets GPTOSS_DOCTOR_LITELLM to its ``litellm`` executable; locally,
+
+    python -m venv /tmp/litellm && /tmp/litellm/bin/pip install 'litellm[proxy]==1.109.1'
+    GPTOSS_DOCTOR_LITELLM=/tmp/litellm/bin/litellm python -m pytest tests/test_real_litellm.py
+
+Without the variable the tests are skipped; with it set, a proxy that does not start is a failure."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Iterator, Optional
+
+import httpx
+import pytest
+
+from tests.emulators import serve
+
+LITELLM = os.environ.get("GPTOSS_DOCTOR_LITELLM", "")
+RECORDED_VERSION = "1.109.1"
+pytestmark = pytest.mark.skipif(not LITELLM, reason="GPTOSS_DOCTOR_LITELLM is not set (see this module's docstring)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def proxy(tmp_path: Path, backend_url: str, master_key: Optional[str] = None) -> Iterator[str]:
+    """A real LiteLLM proxy on 127.0.0.1 routing gpt-oss-20b to ``backend_url`` (config as recorded)."""
+    cfg = tmp_path / "litellm.yaml"
+    text = ("model_list:\n  - model_name: gpt-oss-20b\n    litellm_params:\n      model: openai/openai/gpt-oss-20b\n"
+            f"      api_base: {backend_url}/v1\n      api_key: \"sk-none\"\n")
+    if master_key:
+        text += f"general_settings:\n  master_key: {master_key}\n"
+    cfg.write_text(text, encoding="utf-8")
+    port = _free_port()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_TELEMETRY="False", NO_PROXY="*",
+               HOME=str(tmp_path))
+    log = open(tmp_path / "proxy.log", "wb")  # noqa: SIM115 - closed below
+    p = subprocess.Popen([LITELLM, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port)],
+                         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if p.poll() is not None:
+                pytest.fail("the LiteLLM proxy exited: " + (tmp_path / "proxy.log").read_text(errors="replace")[-2000:])
+            try:
+                if httpx.get(url + "/health/liveliness", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("the LiteLLM proxy did not answer within 120 s: "
+                            + (tmp_path / "proxy.log").read_text(errors="replace")[-2000:])
+            time.sleep(0.5)
+        yield url
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        log.close()
+
+
+def findings(doc: dict) -> dict:
+    return {c["id"]: c for c in doc["targets"][0]["checks"]}
+
+
+def test_real_proxy_is_identified_with_its_version_and_backend(tmp_path, cli):
+    with serve("vllm", version="0.26.0") as backend, proxy(tmp_path, backend.url) as url:
+        r = cli("check", "--json", "--timeout", "20", url)
+    doc = r.json()
+    t = doc["targets"][0]
+    assert t["engine"]["name"] == "litellm", t["engine"]
+    assert t["engine"]["version"] == RECORDED_VERSION
+    assert any(backend.url in e for e in t["engine"]["evidence"]), t["engine"]["evidence"]
+    f = findings(doc)
+    assert f["health"]["status"] == "pass" and f["probe.chat"]["status"] == "pass", f["probe.chat"]
+    assert not [c for c in f.values() if c["status"] == "error"], [c for c in f.values() if c["status"] == "error"]
+
+
+def test_a_stale_backend_fails_through_the_real_proxy_with_the_backend_error(tmp_path, cli):
+    with serve("vllm", version="0.26.0", faults=("stale_eos",)) as backend, proxy(tmp_path, backend.url) as url:
+        r = cli("check", "--json", "--timeout", "20", url)
+    assert r.code == 1
+    f = findings(r.json())
+    assert f["probe.harmony_error"]["status"] == "fail", f["probe.harmony_error"]
+    assert "stale-generation-config-call-token" in f["probe.harmony_error"]["kb"]
+
+
+def test_the_real_proxy_master_key_is_required_and_accepted(tmp_path, cli):
+    key = "sk-" + "a1" * 16
+    with serve("vllm", version="0.26.0") as backend, proxy(tmp_path, backend.url, master_key=key) as url:
+        denied = cli("check", "--json", "--quick", "--timeout", "20", url)
+        allowed = cli("check", "--json", "--quick", "--timeout", "20", "--api-key", key, url)
+    assert denied.code == 4 and findings(denied.json())["auth.required"]["status"] == "fail"
+    assert allowed.code in (0, 1) and findings(allowed.json())["auth.required"]["status"] == "pass"
+    assert key not in denied.stdout + allowed.stdout + denied.stderr + allowed.stderr
