@@ -48,7 +48,7 @@ async def _eos_token(client, d, model) -> None:
 
 PROFILE = EngineProfile(
     name="llama.cpp", label="llama.cpp", default_port=8080, tracker="ggml-org/llama.cpp",
-    log_hints=(r"\bllama-server\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|llama\.cpp",),
+    log_hints=(r"\bllama-server\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|(?i:llama\.cpp)",),
     rules=RULES,
     read_version=signal_field("props", "build_info"), read_context=_context, enrich=_eos_token,
     tokenizer=Tokenizer("/tokenize", lambda text, model: {"content": text, "add_special": False, "parse_special": True},

@@ -22,7 +22,7 @@ RULES = (
 
 PROFILE = EngineProfile(
     name="lmdeploy", label="LMDeploy", default_port=23333, tracker="InternLM/lmdeploy",
-    log_hints=(r" - lmdeploy - |\blmdeploy\b",),
+    log_hints=(r" - lmdeploy - |(?i:\blmdeploy\b)",),
     rules=RULES,
     tokenizer=Tokenizer("/v1/encode", lambda text, model: {"input": text, "do_preprocess": False, "add_bos": False}),
     reasoning_events=False, embeds_harmony=True, reads_generation_config=True,

@@ -37,7 +37,7 @@ async def _models(client, d, model) -> None:
 
 PROFILE = EngineProfile(
     name="lmstudio", label="LM Studio", default_port=1234, tracker="lmstudio-ai/lmstudio-bug-tracker",
-    log_hints=(r"LM ?Studio|\blmstudio\b|\[LM STUDIO SERVER\]|\blms\b",),
+    log_hints=(r"(?i:\bLM ?Studio\b)|\blmstudio\b|\[LM STUDIO SERVER\]|\blms\b",),
     rules=RULES,
     enrich=_models,
     version_rule=older_than((0, 3, 23), "LM Studio {version} returns gpt-oss reasoning inside content (fixed in 0.3.23)"),
