@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import socket
 import subprocess
 import time
@@ -45,6 +46,9 @@ def proxy(tmp_path: Path, backend_url: str, master_key: Optional[str] = None) ->
     port = _free_port()
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_TELEMETRY="False", NO_PROXY="*",
                HOME=str(tmp_path))
+    env.pop("LITELLM_MASTER_KEY", None)
+    if not master_key:  # 1.109.1 refuses to start without a master key unless told this is local development
+        env["LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY"] = "true"
     log = open(tmp_path / "proxy.log", "wb")  # noqa: SIM115 - closed below
     p = subprocess.Popen([LITELLM, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port)],
                          stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
@@ -101,7 +105,7 @@ def test_a_stale_backend_fails_through_the_real_proxy_with_the_backend_error(tmp
 
 
 def test_the_real_proxy_master_key_is_required_and_accepted(tmp_path, cli):
-    key = "sk-" + "a1" * 16
+    key = "sk-" + secrets.token_hex(32)  # the recorded proxy's key shape (a weak key is refused at start)
     with serve("vllm", version="0.26.0") as backend, proxy(tmp_path, backend.url, master_key=key) as url:
         denied = cli("check", "--json", "--quick", "--timeout", "20", url)
         allowed = cli("check", "--json", "--quick", "--timeout", "20", "--api-key", key, url)
