@@ -510,3 +510,24 @@ def test_a_stream_without_done_is_still_a_cut_stream_on_engines_that_send_it():
     with serve("vllm", faults=("flattened",)) as srv:
         r = run_check(srv.url)
     assert by_id(r)["probe.stream.framing"].status == "pass"
+
+
+def test_a_slow_server_that_answers_one_request_at_a_time_is_reported_as_slow_not_broken():
+    """A server that queues requests (transformers serve on CPU took 7-30 s per request, recorded) must not have its
+    queue counted as timeouts: the first chat is timed, then the probes go one at a time with the full deadline."""
+    with serve("vllm", faults=("serial",), delay=1.0) as srv:
+        t0 = time.monotonic()
+        r = run_check(srv.url, timeout=2.5)
+        took = time.monotonic() - t0
+    f = by_id(r)
+    assert f["probe.latency"].status == "warn" and "one at a time" in f["probe.latency"].detail
+    bad = [(x.id, x.detail) for x in r.checks if x.status in ("fail", "error")]
+    assert not bad, bad
+    assert f["probe.chat"].status == "pass" and f["probe.tools.call"].status == "pass"
+    assert r.code(strict=False) == 0 and took < 60
+
+
+def test_a_fast_server_gets_no_latency_finding():
+    with serve("vllm") as srv:
+        r = run_check(srv.url)
+    assert "probe.latency" not in by_id(r)

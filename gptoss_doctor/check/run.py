@@ -121,7 +121,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
                   _tokenizer_guarded(client, d, model)]
     ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
     if model and not opts.quick:
-        jobs.append(P.run_all(ctx, opts.deep))
+        jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts)))
     progress(f"{where}: {engines.label(d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)
@@ -187,6 +187,28 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
                 o.evidence.extend(d.config_evidence[k] for k in keys if k in d.config_evidence)
     if opts.quick:
         col.add("probe.chat", "skip", "--quick: behavioural probes skipped")
+
+
+# a plain chat slower than this share of --timeout (and at least this many seconds) marks a slow server
+SLOW_SHARE, SLOW_MIN_S = 0.25, 1.0
+
+
+async def _first_chat(client, ctx, col: Collector, opts: CheckOptions) -> list:
+    """Run the plain chat alone and time it: a server that answers it slowly (CPU, a small GPU, one request at a
+    time) gets the remaining probes one at a time, each with the full --timeout, and slowness is reported as
+    slowness instead of as timeouts of every concurrent probe."""
+    t0 = time.monotonic()
+    obs = await P.guard(P.chat(ctx), "probe.chat")
+    took = time.monotonic() - t0
+    answered = any(o.status in ("pass", "warn") for o in obs)
+    if answered and took >= max(SLOW_MIN_S, SLOW_SHARE * opts.timeout):
+        client.one_at_a_time()
+        col.add("probe.latency", "warn", f"a plain chat took {took:.1f} s with --timeout {opts.timeout:g} s: the "
+                "server is slow or answers one request at a time, so the other probes were sent one at a time",
+                [f"POST /v1/chat/completions answered in {took:.1f} s"],
+                fix="nothing is broken by this; on slow hardware raise --timeout, or check the server's load "
+                    "(see Saturation) if it is usually faster")
+    return obs
 
 
 async def _banner(base_url: str, wait: float = 1.5) -> str | None:

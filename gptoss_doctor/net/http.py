@@ -234,6 +234,7 @@ class Client:
         self.requests = 0
         self.seen_headers: dict[str, str] = {}  # headers worth keeping from any answer (x-litellm-version …)
         self._stream_seconds: Optional[float] = None
+        self._gate: Optional[asyncio.Semaphore] = None  # set by one_at_a_time()
         self.log: list[tuple[str, str, Optional[int], float]] = []  # (method, path, status, seconds)
         # Only same-origin requests are ever sent, so a plain-http target never needs a CA bundle
         # (loading it costs ~20 ms per client).
@@ -257,6 +258,20 @@ class Client:
             await self._client.aclose()
         except Exception:  # noqa: BLE001 - closing a broken connection must not fail the check
             pass
+
+    def one_at_a_time(self) -> None:
+        """Send one request at a time from now on, each deadline starting when it is sent: a slow server that
+        answers requests one after another must not have its queue counted as timeouts."""
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(1)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        if self._gate is None:
+            yield
+        else:
+            async with self._gate:
+                yield
 
     KEPT_HEADERS = ("x-litellm-version",)
 
@@ -285,6 +300,11 @@ class Client:
 
     async def request(self, method: str, path: str, *, json_body: Any = None, auth: bool = True,
                       limit: Optional[int] = None, timeout: Optional[float] = None) -> Response:
+        async with self._turn():
+            return await self._timed_request(method, path, json_body, auth, limit, timeout)
+
+    async def _timed_request(self, method: str, path: str, json_body: Any, auth: bool, limit: Optional[int],
+                             timeout: Optional[float]) -> Response:
         url = self.url(path)
         resp = Response(method, url)
         t0 = time.monotonic()
@@ -362,6 +382,11 @@ class Client:
     async def stream(self, path: str, body: Any, *, auth: bool = True, seconds: Optional[float] = None,
                      max_events: Optional[int] = None, until: Optional[Callable[[SSEEvent], bool]] = None) -> StreamResult:
         """POST ``body`` and read an SSE answer, bounded in events, bytes and seconds."""
+        async with self._turn():
+            return await self._timed_stream(path, body, auth, seconds, max_events, until)
+
+    async def _timed_stream(self, path: str, body: Any, auth: bool, seconds: Optional[float],
+                            max_events: Optional[int], until: Optional[Callable[[SSEEvent], bool]]) -> StreamResult:
         url = self.url(path)
         res = StreamResult("POST", url)
         seconds = seconds or self.timeout

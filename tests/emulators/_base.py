@@ -5,8 +5,8 @@ tool-call delta style, ids, extra keys, extra routes).
 """
 from __future__ import annotations
 
-import json
 import re
+import threading
 import time
 import uuid
 from typing import Any, Callable, Optional
@@ -33,6 +33,7 @@ FAULTS = (
     "garbage",
     "backend_key_wrong",
     "backend_cooldown",
+    "serial",  # answers one POST at a time (with ``delay``: a slow server that queues requests)
 )
 
 SSE_CT = "text/event-stream; charset=utf-8"
@@ -75,6 +76,7 @@ class Engine(HTTPApp):
         self.api_key = api_key if api_key is not None else ("sk-test" if "api_key" in faults else None)
         self.auth_enabled = self.api_key is not None
         self.delay = float(delay) if delay else (1.5 if "slow" in faults else 0.0)
+        self.serial_lock = threading.Lock() if "serial" in faults else None
         self.model = model or self.default_model
         self.max_model_len = int(max_model_len) if max_model_len else self.default_max_model_len
         self.started = int(time.time())

@@ -201,13 +201,20 @@ def make_handler(app: "HTTPApp"):
             req = Request(method=self.command, path=parts.path or "/", query=query,
                           headers=headers, body=body, raw_path=self.path)
             app.record(req)
+            gate = getattr(app, "serial_lock", None) if self.command == "POST" else None
+            if gate is not None:
+                gate.acquire()  # one request at a time, like a server without batching
             try:
-                resp = app.handle(req)
-            except Exception as exc:  # an emulator bug must not hang the client
-                resp = text_response(f"emulator error: {exc!r}", status=500)
-            if app.delay > 0:
-                app.stopped.wait(app.delay)
-            self._write(req, resp)
+                try:
+                    resp = app.handle(req)
+                except Exception as exc:  # an emulator bug must not hang the client
+                    resp = text_response(f"emulator error: {exc!r}", status=500)
+                if app.delay > 0:
+                    app.stopped.wait(app.delay)
+                self._write(req, resp)
+            finally:
+                if gate is not None:
+                    gate.release()
 
         def _send_head(self, resp: Response, chunked: bool, length: int):
             reason = resp.reason

@@ -20,7 +20,8 @@ _TIME = re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b")
 _SHA = re.compile(r"\b[0-9a-f]{40}\b")
 _IDS = [(re.compile(r'(\\"id\\":\\")(?:chatcmpl-|resp_|msg_|call_)?(?:[0-9a-f]{16,}|[0-9a-f-]{36})'), r"\1<id>"),  # ids quoted in evidence
         (re.compile(r'(\\"created\\":)\d+'), r"\1<time>"),
-        (re.compile(r"(\('127\.0\.0\.1', )\d+\)"), r"\1PORT)")]
+        (re.compile(r"(\('127\.0\.0\.1', )\d+\)"), r"\1PORT)"),
+        (re.compile(r"/[^\s\"']*/(o200k_base\.tiktoken)"), r"<vocab>/\1")]  # where ../shared sits on this machine
 
 
 def normalise(text: str, subs: dict[str, str] | None = None) -> str:

@@ -756,13 +756,14 @@ async def responses_two_turn(ctx: Ctx) -> list[Obs]:
     return [_tool_output_obs(_output_text(r2.json_object() or {}), where)]
 
 
-async def run_all(ctx: Ctx, deep: bool) -> list[Obs]:
-    """Every probe, concurrently where independent."""
+async def run_all(ctx: Ctx, deep: bool, chat_obs: Optional[list[Obs]] = None) -> list[Obs]:
+    """Every probe, concurrently where independent (``chat_obs``: the plain chat already run on its own)."""
     tools_task = asyncio.ensure_future(tools(ctx))
     stream_task = asyncio.ensure_future(tools_stream(ctx))
     from gptoss_doctor.check.probes import extras as probe_extras
 
-    jobs = [chat(ctx), chat_stream(ctx), probe_extras.structured_output(ctx), probe_extras.saturation(ctx)]
+    jobs = [_done(chat_obs) if chat_obs is not None else chat(ctx), chat_stream(ctx),
+            probe_extras.structured_output(ctx), probe_extras.saturation(ctx)]
     if deep:
         jobs += [responses_stream(ctx), responses_two_turn(ctx)]
 
@@ -780,6 +781,10 @@ async def run_all(ctx: Ctx, deep: bool) -> list[Obs]:
            "probe.responses", "probe.responses.tool_output"]
     results = await asyncio.gather(*(guard(job, fid) for job, fid in zip([tool_chain(), *jobs], ids)))
     return [o for group in results for o in group]
+
+
+async def _done(obs: list[Obs]) -> list[Obs]:
+    return obs
 
 
 async def guard(job: Any, fid: str) -> list[Obs]:
