@@ -531,3 +531,17 @@ def test_a_fast_server_gets_no_latency_finding():
     with serve("vllm") as srv:
         r = run_check(srv.url)
     assert "probe.latency" not in by_id(r)
+
+
+def test_transformers_serve_without_a_hub_cache_folder_is_still_checked():
+    """Recorded: transformers serve 5.23 answers GET /v1/models with a plain-text 500 when the Hugging Face cache
+    folder is missing, while chat works. The doctor names the engine, finds the pinned model from the 400 answer to an
+    unknown model, says what the 500 means, and probes the model (not 'not an OpenAI-compatible server', exit 3)."""
+    with serve("transformers", faults=("no_hf_cache",), model="openai/gpt-oss-20b") as srv:
+        r = run_check(srv.url)
+    assert r.engine == "transformers" and r.llm_server
+    f = by_id(r)
+    assert f["models.listed"].status == "warn" and "openai/gpt-oss-20b" in f["models.listed"].detail
+    assert "Hugging Face cache folder" in f["models.listed"].fix
+    assert r.model == "openai/gpt-oss-20b" and f["probe.chat"].status == "pass"
+    assert r.code(strict=False) == 1  # the missing Harmony parser, not the model list

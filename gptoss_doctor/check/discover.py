@@ -108,6 +108,9 @@ async def discover(client: Client) -> Discovery:
             d.auth_path = "/props"
     fingerprint(d)
     parse_models(d)
+    profile = engines.get(d.engine)
+    if not d.models and profile.find_models is not None:
+        await profile.find_models(client, d)
     if not d.llm_server and redirects:
         d.redirect_to = redirects[0]
     return d

@@ -188,7 +188,11 @@ def judge_models(d, col: Collector, opts: CheckOptions) -> Optional[str]:
     if opts.model and opts.model not in ids:
         col.add("models.listed", "fail", f"--model {opts.model!r} is not served (served: {', '.join(ids[:5])})")
         return None
-    col.add("models.listed", "pass", f"{len(ids)} model(s): {', '.join(ids[:5])}")
+    if d.models_error:  # the list failed, but the engine's own way found the served model
+        col.add("models.listed", "warn", f"GET /v1/models: {d.models_error}; the served model was found another "
+                f"way: {', '.join(ids[:5])}", [m.context_source for m in d.models if m.context_source][:2])
+    else:
+        col.add("models.listed", "pass", f"{len(ids)} model(s): {', '.join(ids[:5])}")
     chosen = opts.model or next((m.id for m in d.models if m.gpt_oss), ids[0])
     gpt = [m.id for m in d.models if m.gpt_oss]
     m = d.model(chosen)

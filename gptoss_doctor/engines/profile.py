@@ -147,6 +147,7 @@ class EngineProfile:
     read_context: Optional[Callable[["Discovery", Signals], None]] = None  # phase-1 context sources
     read_config: Optional[Callable[["Discovery", Signals], None]] = None  # settings quoted as evidence
     enrich: Optional[Callable[["Client", "Discovery", Optional[str]], Awaitable[None]]] = None  # phase-2 facts
+    find_models: Optional[Callable[["Client", "Discovery"], Awaitable[None]]] = None  # when /v1/models fails
     judge_health: Optional[Callable[["Discovery", Any], bool]] = None  # True when it judged /health itself
     tokenizer: Optional[Tokenizer] = None
     metrics: Optional[Metrics] = None

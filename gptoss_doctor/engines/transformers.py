@@ -11,12 +11,32 @@ finish_reason chunk without ``data: [DONE]``; /v1/responses always answers a str
 
 from __future__ import annotations
 
+import re
+
 from gptoss_doctor.engines.profile import PARSER_FINDINGS, EngineProfile, Rule
 
 
 def _fractional_created(s) -> bool:
     return bool(s.cards) and all(isinstance(c.get("created"), float) and not c["created"].is_integer()
                                  for c in s.cards) and s.owned == {"openai"}
+
+
+PINNED_RE = re.compile(r"Server is pinned to '([^']{1,300})'")
+
+
+async def _pinned_model(client, d) -> None:
+    """When /v1/models fails (it answers 500 without a Hugging Face cache folder), ask for a model that does not
+    exist: a server started for one model answers 400 "Server is pinned to '<model>'" (recorded)."""
+    from gptoss_doctor.check.discover import ModelInfo, is_gpt_oss
+
+    r = await client.post("/v1/chat/completions", {"model": "gptoss-doctor-no-such-model", "max_tokens": 1,
+                                                   "messages": [{"role": "user", "content": "hi"}]})
+    detail = (r.json_object() or {}).get("detail") if r.status == 400 else None
+    m = PINNED_RE.search(detail) if isinstance(detail, str) else None
+    if m:
+        mid = m.group(1)
+        d.models.append(ModelInfo(id=mid, gpt_oss=is_gpt_oss(mid),
+                                  context_source="the 400 answer to an unknown model names the pinned one"))
 
 
 NO_PARSER = ("transformers serve decodes gpt-oss output without a Harmony parser (reasoning, answer and tool calls "
@@ -33,11 +53,15 @@ PROFILE = EngineProfile(
              lambda s: "uvicorn" in s.server and "x-request-id" in s.headers and isinstance(s.health, dict)
              and s.health == {"status": "ok"} and s.status("/version") == 404 and s.status("/info") == 404),
     ),
+    find_models=_pinned_model,
     reasoning_field=False, reasoning_events=False, done_sentinel=False,
     fixes={
         "probe.reasoning": NO_PARSER, "probe.harmony_leak": NO_PARSER, "probe.flattened_channels": NO_PARSER,
         "probe.tools.no_parser": NO_PARSER, "probe.tools.call": NO_PARSER,
         "probe.responses.function_call": NO_PARSER,
+        "models.listed": "transformers serve answers GET /v1/models with HTTP 500 when the Hugging Face cache folder "
+                         "does not exist (it lists the cached models): create it (HF_HOME/hub or HF_HUB_CACHE) if "
+                         "clients need the list; chat works without it",
         "probe.stream.framing": "nothing to fix on the server: the OpenAI SDKs end the stream at the connection "
                                 "close; a client that waits for data: [DONE] needs a read timeout",
     },

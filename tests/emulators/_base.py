@@ -34,6 +34,7 @@ FAULTS = (
     "backend_key_wrong",
     "backend_cooldown",
     "serial",  # answers one POST at a time (with ``delay``: a slow server that queues requests)
+    "no_hf_cache",  # transformers serve started without a Hugging Face cache folder: /v1/models answers 500
 )
 
 SSE_CT = "text/event-stream; charset=utf-8"

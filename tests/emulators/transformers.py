@@ -34,11 +34,17 @@ class TransformersServe(Engine):
     def setup_routes(self) -> None:
         r = self.route
         r("GET", "/health", lambda req: json_response({"status": "ok"}, headers=self.common_headers()))
-        r("GET", "/v1/models", lambda req: json_response({"object": "list", "data": [
-            {"owned_by": "openai", "id": self.model, "object": "model", "created": self.started + 0.9299474}]},
-            headers=self.common_headers()))
+        r("GET", "/v1/models", self.models)
         r("POST", "/v1/chat/completions", self.chat_completions)
         r("POST", "/v1/responses", self.responses)
+
+    def models(self, req: Request) -> Response:
+        if self.has("no_hf_cache"):  # recorded: plain-text 500 from Starlette, no x-request-id
+            return Response(status=500, headers=[("content-type", "text/plain; charset=utf-8"), ("server", "uvicorn")],
+                            body=b"Internal Server Error")
+        return json_response({"object": "list", "data": [
+            {"owned_by": "openai", "id": self.model, "object": "model", "created": self.started + 0.9299474}]},
+            headers=self.common_headers())
 
     def common_headers(self) -> list:
         return [("server", "uvicorn"), ("x-request-id", str(uuid.uuid4()))]
