@@ -211,3 +211,13 @@ def test_endless_line_does_not_blow_up_memory():
     data = b"x" * (9 << 20) + b" HarmonyError: Unexpected token 5 while expecting start token 200006\n"
     p = parse_stream(io.BytesIO(data), )
     assert p.bytes >= len(data) - 1
+
+
+def test_a_startup_warning_that_only_mentions_errors_is_not_an_error():
+    """Recorded vLLM 0.26.0 start-up line (../shared/real): advice about fd limits, not an error report."""
+    line = ("(APIServer pid=591) WARNING 11-23 00:11:56 [system_utils.py:299] Found ulimit of 20000 and failed to "
+            "automatically increase with error current limit exceeds maximum limit. This can cause fd limit errors "
+            "like `OSError: [Errno 24] Too many open files`. Consider increasing with ulimit -n")
+    p = parse_text(line + "\n(APIServer pid=591) ERROR 11-23 00:12:00 [serving_chat.py:1145] "
+                   "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006\n")
+    assert [e.kind for e in p.errors] == ["harmony"]

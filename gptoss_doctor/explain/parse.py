@@ -92,6 +92,9 @@ PREFIX_RES = [_Lazy(p) for p in [
 ]]
 OLLAMA_RE = _Lazy(r'level=(\w+) source=([\w./-]+:\d+) msg="((?:[^"\\]|\\.)*)"(?: .*?error="((?:[^"\\]|\\.)*)")?')
 
+# a WARNING/INFO line that only mentions errors as something that could happen ("This can cause fd limit errors
+# like …", "failed to automatically increase …") is start-up advice, not an error report
+ADVICE_RE = _Lazy(r"\bcan cause\b|\bmay cause\b|\bConsider (?:increasing|setting|using)\b", re.I)
 QUIET_LEVEL_RE = _Lazy(r"^\s*(?:\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*)?(?:WARNING|WARN|INFO|DEBUG)\b"
                        r"|^\s*\d{4}-\d\d-\d\d[ T][\d:.,]+\s*(?:-\s*[\w.]+\s*-\s*)?(?:WARNING|WARN|INFO|DEBUG)\b|.*\blevel=(?:WARN|INFO|DEBUG)\b")
 EXC_LINE_RE = _Lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
@@ -377,7 +380,7 @@ class Scanner:
         if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw) and "prompt" not in line.lower():
             self._add(ParsedError("harmony-leak", line[:500], line=lineno, engine=engine), raw)
             return
-        if LEVEL_ERROR_RE.search(raw):
+        if LEVEL_ERROR_RE.search(raw) and not (quiet and ADVICE_RE.search(line)):
             self._add(ParsedError("log-error", line[:2000], line=lineno, engine=engine), raw)
 
     def _traceback_line(self, line: str, lineno: int, engine: str | None) -> None:
