@@ -16,38 +16,10 @@ kb_app = typer.Typer(help="Browse and validate the knowledge base of known gpt-o
                      no_args_is_help=True, rich_markup_mode=None)
 
 
-def _entry_lines(out: Output, e) -> None:
-    out.heading(f"{e.title}")
-    out.line(f"id: {e.id}    origin: {e.origin}    engines: {', '.join(e.engines)}")
-    if e.versions:
-        for k, v in e.versions.items():
-            out.line(f"{k}: {v}")
-    out.line()
-    out.detail(e.summary, indent=0)
-    out.line()
-    if e.messages or e.patterns:
-        out.heading("Error messages")
-        for m in e.messages:
-            out.detail(m, indent=2)
-        for p in e.patterns:
-            out.detail(f"/{p}/", indent=2)
-    if e.token_ids:
-        out.line("Token IDs: " + ", ".join(map(str, e.token_ids)))
-    if e.findings:
-        out.line("Detected by check: " + ", ".join(e.findings))
-    out.heading("Causes")
-    for c in e.causes:
-        out.detail("- " + c, indent=2)
-    out.heading("Fixes")
-    for f in e.fix_lines():
-        out.detail("- " + f, indent=2)
-    out.heading("References")
-    for r in e.references:
-        out.detail(r["url"] + (f"  {r['title']}" if r.get("title") else ""), indent=2)
-
-
 def register(app: typer.Typer) -> None:
     from gptoss_doctor.entry import run_command
+    from gptoss_doctor.kb.results import KbList, KbSearch, KbShow, KbValidate
+    from gptoss_doctor.output import emit
 
     @kb_app.command("list", help="List the entries (optionally only one engine's).")
     def kb_list(engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME", help="Only entries naming this engine."),
@@ -60,16 +32,7 @@ def register(app: typer.Typer) -> None:
                 from gptoss_doctor.errors import UsageError
 
                 raise UsageError(f"unknown engine {engine!r}", hint="one of: " + ", ".join(kb.ENGINES))
-            entries = [e for e in kb.load() if wanted is None or wanted in e.engines]
-            if out.json_mode:
-                out.json("kb list", {"ok": True, "entries": [{"id": e.id, "title": e.title, "engines": e.engines,
-                                                             "origin": e.origin} for e in entries]})
-                return 0
-            out.table(["id", "engines", "origin", "title"],
-                      [[e.id, ",".join(e.engines), e.origin, e.title] for e in entries])
-            out.line()
-            out.line(f"{len(entries)} entries")
-            return 0
+            return emit(out, KbList([e for e in kb.load() if wanted is None or wanted in e.engines]))
 
         run_command("kb list", json_out, body)
 
@@ -79,12 +42,7 @@ def register(app: typer.Typer) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
 
-            e = kb.get(entry_id)
-            if out.json_mode:
-                out.json("kb show", {"ok": True, "entry": e.to_json()})
-            else:
-                _entry_lines(out, e)
-            return 0
+            return emit(out, KbShow(kb.get(entry_id)))
 
         run_command("kb show", json_out, body)
 
@@ -97,14 +55,7 @@ def register(app: typer.Typer) -> None:
 
             query = " ".join(words)
             found = matching.match_text(query, limit=top, min_score=0.05) if query.strip() else []
-            if out.json_mode:
-                out.json("kb search", {"ok": True, "query": query, "matches": [m.to_json() for m in found]})
-                return 0
-            if not found:
-                out.line("no matching entries")
-                return 0
-            out.table(["score", "id", "title"], [[f"{m.score:.2f}", m.entry.id, m.entry.title] for m in found])
-            return 0
+            return emit(out, KbSearch(query, found))
 
         run_command("kb search", json_out, body)
 
@@ -116,14 +67,7 @@ def register(app: typer.Typer) -> None:
 
             directory = path or kb.knowledge_dir()
             entries, errs = kb.validate_dir(directory)
-            if out.json_mode:
-                out.json("kb validate", {"ok": not errs, "path": str(directory), "entries": len(entries), "problems": errs})
-            else:
-                for err in errs:
-                    out.mark("fail", err)
-                out.mark("fail" if errs else "pass",
-                         f"{len(entries)} valid entries in {directory}" + (f", {len(errs)} problems" if errs else ""))
-            return 2 if errs else 0
+            return emit(out, KbValidate(str(directory), len(entries), errs))
 
         run_command("kb validate", json_out, body)
 

@@ -3,7 +3,7 @@ result (``render`` dispatches on the result's command)."""
 
 from __future__ import annotations
 
-from gptoss_doctor.output.sink import Output
+from gptoss_doctor.output.sink import Output, printable
 from gptoss_doctor.results import CommandResult, Finding, summarize, summary_line
 
 
@@ -219,7 +219,130 @@ def decode(out: Output, result) -> None:
         out.line("Joined: " + result.text)
 
 
-RENDERERS = {"check": check, "explain": explain, "decode": decode}
+# -- kb -----------------------------------------------------------------------------------------------------
+
+def _entry(out: Output, e) -> None:
+    out.heading(f"{e.title}")
+    out.line(f"id: {e.id}    origin: {e.origin}    engines: {', '.join(e.engines)}")
+    if e.versions:
+        for k, v in e.versions.items():
+            out.line(f"{k}: {v}")
+    out.line()
+    out.detail(e.summary, indent=0)
+    out.line()
+    if e.messages or e.patterns:
+        out.heading("Error messages")
+        for m in e.messages:
+            out.detail(m, indent=2)
+        for p in e.patterns:
+            out.detail(f"/{p}/", indent=2)
+    if e.token_ids:
+        out.line("Token IDs: " + ", ".join(map(str, e.token_ids)))
+    if e.findings:
+        out.line("Detected by check: " + ", ".join(e.findings))
+    out.heading("Causes")
+    for c in e.causes:
+        out.detail("- " + c, indent=2)
+    out.heading("Fixes")
+    for f in e.fix_lines():
+        out.detail("- " + f, indent=2)
+    out.heading("References")
+    for r in e.references:
+        out.detail(r["url"] + (f"  {r['title']}" if r.get("title") else ""), indent=2)
+
+
+def kb_list(out: Output, result) -> None:
+    out.table(["id", "engines", "origin", "title"],
+              [[e.id, ",".join(e.engines), e.origin, e.title] for e in result.entries])
+    out.line()
+    out.line(f"{len(result.entries)} entries")
+
+
+def kb_show(out: Output, result) -> None:
+    _entry(out, result.entry)
+
+
+def kb_search(out: Output, result) -> None:
+    if not result.matches:
+        out.line("no matching entries")
+        return
+    out.table(["score", "id", "title"], [[f"{m.score:.2f}", m.entry.id, m.entry.title] for m in result.matches])
+
+
+def kb_validate(out: Output, result) -> None:
+    for err in result.problems:
+        out.mark("fail", err)
+    out.mark("fail" if result.problems else "pass", f"{result.entries} valid entries in {result.path}"
+             + (f", {len(result.problems)} problems" if result.problems else ""))
+
+
+# -- scan ---------------------------------------------------------------------------------------------------
+
+SCAN_MARK = {"fail": "fail", "warn": "warn", "info": "info", "pass": "pass"}
+
+
+def _scan_body(out: Output, res, verbose: bool = False) -> None:
+    if res.launches:
+        out.heading(f"Launches ({len(res.launches)})")
+        for la in res.launches:
+            tag = "gpt-oss" if la.gpt_oss else "other model"
+            out.detail(f"{la.engine:9} {printable(la.model or '(model not named)')}  [{tag}]  {printable(la.where)}", 2)
+        out.line()
+    if res.findings:
+        out.heading("Findings")
+        for f in res.findings:
+            out.mark(SCAN_MARK.get(f.status, "info"), printable(f.title), indent=2)
+            out.detail("where: " + printable(f.where), 6)
+            if f.detail:
+                out.detail("why: " + printable(f.detail), 6)
+            if f.fix:
+                out.detail("fix: " + printable(f.fix), 6)
+            if f.corrected:
+                out.detail("corrected: " + printable(f.corrected), 6)
+            for url in f.references[: (None if verbose else 2)]:
+                out.detail("see: " + url, 6)
+        out.line()
+    if res.skipped and (verbose or len(res.skipped) <= 8):
+        out.heading("Skipped")
+        for s in res.skipped:
+            out.mark("skip", f"{printable(s.where)}: {printable(s.reason)}", indent=2)
+        out.line()
+    elif res.skipped:
+        out.note(f"{len(res.skipped)} items skipped (use --verbose or --json to list them)")
+    host = res.host
+    if host:
+        pk = host.get("packages") or {}
+        out.heading("Host")
+        out.detail("packages: " + (", ".join(f"{k} {v}" for k, v in sorted(pk.items())) or "no engine or Harmony "
+                                   "library in this Python environment"), 2)
+        gpus = host.get("gpus") or []
+        out.detail("GPUs: " + (", ".join(f"{g['name']} (compute {g['compute_cap']})" for g in gpus) or "none seen"), 2)
+        copies = host.get("model_copies") or []
+        out.detail(f"gpt-oss copies in the Hugging Face cache: {len(copies)}", 2)
+        out.line()
+
+
+def scan_summary(res) -> tuple[str, str]:
+    fails = sum(f.status == "fail" for f in res.findings)
+    warns = sum(f.status == "warn" for f in res.findings)
+    where = f"{res.files_read} file{'s' if res.files_read != 1 else ''}"
+    if res.processes_read:
+        where += f", {res.processes_read} processes"
+    where += f", {len(res.launches)} launch{'es' if len(res.launches) != 1 else ''}"
+    if not fails and not warns:
+        return "pass", f"nothing to fix: {where} scanned"
+    return ("fail" if fails else "warn"), f"{fails} problem{'s' if fails != 1 else ''} and {warns} warning" \
+        f"{'s' if warns != 1 else ''} in {where}"
+
+
+def scan(out: Output, res) -> None:
+    _scan_body(out, res, res.verbose)
+    status, line = scan_summary(res)
+    out.mark(status, line)
+
+
+RENDERERS = {"check": check, "scan": scan, "explain": explain, "decode": decode, "kb list": kb_list, "kb show": kb_show,
+             "kb search": kb_search, "kb validate": kb_validate}
 
 
 def render(out: Output, result: CommandResult) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gptoss_doctor import __version__
 from gptoss_doctor.check.report import heading
 from gptoss_doctor.check.result import CheckReport
+from gptoss_doctor.output.human import scan_summary
 from gptoss_doctor.output.sink import Output
 from gptoss_doctor.output.sink import markdown_code as code
 from gptoss_doctor.output.sink import markdown_text as md
@@ -13,9 +14,12 @@ from gptoss_doctor.results import CommandResult, summarize, summary_line
 
 
 def render(out: Output, result: CommandResult) -> None:
-    if not isinstance(result, CheckReport):
+    if isinstance(result, CheckReport):
+        out.stdout.write(check_report(result))
+    elif result.command == "scan":
+        out.stdout.write(scan_report(result) + "\n")
+    else:
         raise TypeError(f"no Markdown report for {result.command}")
-    out.stdout.write(check_report(result))
     out.stdout.flush()
 
 
@@ -54,3 +58,22 @@ def check_report(report: CheckReport) -> str:
         lines.append("")
     lines.append("**Summary:** " + summary_line(summarize([f for r in results for f in r.checks])))
     return redact("\n".join(lines) + "\n", report.secrets)
+
+
+def scan_report(res) -> str:
+    status, line = scan_summary(res)
+    lines = ["## gptoss-doctor scan", "", f"**{md(line)}**", ""]
+    if res.findings:
+        lines += ["| | finding | where | corrected |", "|---|---|---|---|"]
+        for f in res.findings:
+            lines.append(f"| {f.status} | {md(f.title)} | {md(f.where)} | {md(f.corrected) if f.corrected else ''} |")
+        lines.append("")
+        for f in res.findings:
+            lines.append(f"- **{md(f.title)}** ({f.status}, {md(f.where)}): {md(f.detail)} Fix: {md(f.fix)}"
+                         + "".join(f" <{u}>" for u in f.references[:2] if u.startswith("https://")))
+        lines.append("")
+    if res.skipped:
+        lines += ["<details><summary>Skipped</summary>", ""]
+        lines += [f"- {md(s.where)}: {md(s.reason)}" for s in res.skipped]
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from gptoss_doctor.results import CommandResult
+
 STATUSES = ("fail", "warn", "info", "pass")
 
 
@@ -64,13 +66,15 @@ class Skipped:
 
 
 @dataclass
-class ScanResult:
+class ScanResult(CommandResult):
+    command = "scan"
     launches: list[Launch] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     host: dict = field(default_factory=dict)  # packages, gpus, model copies
     files_read: int = 0
     processes_read: int = 0
+    verbose: bool = False  # how much the human report lists
 
     @property
     def problems(self) -> list[Finding]:

@@ -1,0 +1,64 @@
+"""The ``kb`` commands' typed results (rendered by ``gptoss_doctor.output``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gptoss_doctor.results import CommandResult
+
+
+@dataclass
+class KbList(CommandResult):
+    command = "kb list"
+    entries: list = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 0
+
+    def to_json(self) -> dict:
+        return {"ok": True, "entries": [{"id": e.id, "title": e.title, "engines": e.engines, "origin": e.origin}
+                                        for e in self.entries]}
+
+
+@dataclass
+class KbShow(CommandResult):
+    command = "kb show"
+    entry: Any = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0
+
+    def to_json(self) -> dict:
+        return {"ok": True, "entry": self.entry.to_json()}
+
+
+@dataclass
+class KbSearch(CommandResult):
+    command = "kb search"
+    query: str = ""
+    matches: list = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 0
+
+    def to_json(self) -> dict:
+        return {"ok": True, "query": self.query, "matches": [m.to_json() for m in self.matches]}
+
+
+@dataclass
+class KbValidate(CommandResult):
+    command = "kb validate"
+    path: str = ""
+    entries: int = 0
+    problems: list = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.problems else 0
+
+    def to_json(self) -> dict:
+        return {"ok": not self.problems, "path": self.path, "entries": self.entries, "problems": self.problems}
