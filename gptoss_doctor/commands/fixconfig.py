@@ -23,13 +23,6 @@ Exit codes: 0 up to date or fixed, 1 stale files left (e.g. --dry-run), 2 usage 
 disk full, 3 Hub unreachable or HF_HUB_OFFLINE set, 4 gated repository or token rejected (401/403).
 """
 
-STATUS_MARK = {"up-to-date": "pass", "stale": "fail", "missing": "fail", "modified-locally": "warn",
-               "absent-upstream": "info", "weight": "skip", "skipped": "warn"}
-STATUS_WORD = {"up-to-date": "up to date", "stale": "stale", "missing": "missing locally",
-               "modified-locally": "modified locally", "absent-upstream": "not on the Hub",
-               "weight": "weights", "skipped": "skipped"}
-
-
 def register(app: typer.Typer) -> None:
     @app.command("fix-config", help=HELP, short_help="Refresh stale gpt-oss model files from the Hub.")
     def fix_config(
@@ -73,19 +66,17 @@ def _ask(out, question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _short(c: Optional[str]) -> str:
-    return c[:7] if c else "?"
-
-
 def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> int:
     import shutil
     import tempfile
     from pathlib import Path
 
     from gptoss_doctor import fixconfig as fc
-    from gptoss_doctor.fixconfig import hub as hf
-    from gptoss_doctor.errors import UsageError
     from gptoss_doctor import settings
+    from gptoss_doctor.errors import UsageError
+    from gptoss_doctor.fixconfig import hub as hf
+    from gptoss_doctor.fixconfig import results as R
+    from gptoss_doctor.output import emit, human
 
     if yes and dry_run:
         raise UsageError("--yes and --dry-run contradict each other")
@@ -115,54 +106,39 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
                 rep = fc.build_report(model, revision, scratch / str(len(reports)))
             rep.recovered = recovered
             reports.append(rep)
-            _render(out, rep)
+            if not out.json_mode:
+                human.fixconfig_model(out, rep)
 
         outdated = [r for r in reports if r.outdated(force)]
         kept = [s.relpath for r in reports for s in r.kept_modified(force)]
+        apply_with = _cmd(target, repo, revision, "--yes")
         if not outdated:
-            if not out.json_mode:
-                out.line()
-                if kept:
-                    out.mark("warn", f"modified locally and kept: {', '.join(kept)} (replace them with --force; a backup is made)")
-                else:
-                    out.mark("pass", "everything is up to date" if len(reports) > 1 else "up to date with the Hub")
-            code = 1 if kept else 0
-        else:
-            blocked = [r for r in outdated if r.blockers]
-            if dry_run:
-                code = 1
-                if not out.json_mode:
-                    out.line()
-                    out.mark("fail", "stale files found; nothing changed (--dry-run)")
-                    out.detail("apply with: " + _cmd(target, repo, revision, "--yes"), indent=2)
-            elif blocked:
-                code = 1
-                for r in blocked:
+            outcome, code = (R.KEPT, 1) if kept else (R.UP_TO_DATE, 0)
+        elif dry_run:
+            outcome, code = R.DRY_RUN, 1
+        elif any(r.blockers for r in outdated):
+            outcome, code = R.BLOCKED, 1
+            for r in outdated:
+                if r.blockers:
                     out.note(f"error: {r.blockers[0]}")
-            elif yes or _ask(out, "Apply these changes?"):
-                for r in outdated:
-                    try:
-                        fc.apply(r, force=force)
-                    except KeyboardInterrupt:
-                        if r.applied:
-                            out.note(f"{r.model.repo_id}: the refresh had completed before the interrupt (backup {r.backup_id})")
-                        else:
-                            out.note(f"{r.model.repo_id}: stopped before any file changed")
-                        raise
-                    _after(out, r)
-                code = 0
-                if kept:
-                    code = 1
-                    out.note(f"note: modified locally and kept: {', '.join(kept)} (replace them with --force)")
-            else:
-                code = 1
+        elif yes or _ask(out, "Apply these changes?"):
+            for r in outdated:
+                try:
+                    fc.apply(r, force=force)
+                except KeyboardInterrupt:
+                    if r.applied:
+                        out.note(f"{r.model.repo_id}: the refresh had completed before the interrupt (backup {r.backup_id})")
+                    else:
+                        out.note(f"{r.model.repo_id}: stopped before any file changed")
+                    raise
                 if not out.json_mode:
-                    out.line()
-                    out.mark("fail", "stale files found; nothing changed")
-                    out.detail("apply with: " + _cmd(target, repo, revision, "--yes"), indent=2)
-        if out.json_mode:
-            out.json("fix-config", {"ok": code == 0, "exit_code": code, "models": [r.to_json() for r in reports]})
-        return code
+                    human.fixconfig_applied(out, r)
+            outcome, code = R.APPLIED, (1 if kept else 0)
+            if kept:
+                out.note(f"note: modified locally and kept: {', '.join(kept)} (replace them with --force)")
+        else:
+            outcome, code = R.DECLINED, 1
+        return emit(out, R.FixConfigRun(reports, outcome, code, kept, apply_with))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -180,77 +156,11 @@ def _cmd(target, repo, revision, *extra) -> str:
     return " ".join(parts + list(extra))
 
 
-def _render(out, rep) -> None:
-    from gptoss_doctor import settings
-
-    if out.json_mode:
-        return
-    m = rep.model
-    where = "HF cache" if m.kind == "cache" else "folder"
-    out.heading(f"{m.repo_id}  ({where}: {m.root})")
-    if rep.recovered:
-        if rep.recovered.startswith("pending:"):
-            out.mark("warn", "an interrupted fix-config is pending here; run without --dry-run to finish it", indent=2)
-        else:
-            out.mark("info", f"finished an interrupted fix-config ({rep.recovered})", indent=2)
-    local = f"snapshot {_short(m.commit)}" + (f" (refs/{m.ref})" if m.ref else "") if m.kind == "cache" else (
-        f"downloaded at {_short(m.commit)}" if m.commit else "plain folder")
-    from gptoss_doctor.redact import redact
-
-    ep = settings.hub_endpoint()
-    hub = "Hub" if ep == "https://huggingface.co" else f"Hub ({redact(ep)})"
-    out.detail(f"local: {local}   {hub}: {rep.remote.revision} = {_short(rep.remote.commit)}   repo from {m.repo_source}", indent=2)
-    for note in m.notes:
-        out.detail("note: " + note, indent=2)
-    width = max((len(s.relpath) for s in rep.statuses), default=10)
-    for s in rep.statuses:
-        text = f"{s.relpath.ljust(width)}  {STATUS_WORD.get(s.status, s.status)}"
-        if s.relpath == "generation_config.json" and rep.eos and s.needs_update and (rep.eos["added"] or rep.eos["removed"]):
-            text += f": {rep.eos['text']}"
-        elif s.reason and s.status not in ("up-to-date",):
-            text += f" ({s.reason})"
-        out.mark(STATUS_MARK.get(s.status, "info"), text, indent=2)
-        for line in rep.diffs.get(s.relpath, []):
-            out.detail(line, indent=6)
-    if m.kind == "cache" and rep.needs_snapshot and not rep.to_update(False):
-        out.mark("warn", f"refs/{m.ref or 'main'} points at {_short(m.commit)}; the Hub is at {_short(rep.remote.commit)} (files identical)", indent=2)
-    if m.pinned_snapshot and rep.needs_snapshot:
-        out.detail(f"note: you named snapshots/{_short(m.commit)}; a fix writes snapshots/{_short(rep.remote.commit)} — point your server at the repo id or the new path", indent=2)
-    for b in rep.blockers:
-        out.mark("fail", b, indent=2)
-
-
-def _after(out, rep) -> None:
-    m = rep.model
-    if out.json_mode:
-        return
-    out.line()
-    out.mark("pass", f"{m.repo_id}: refreshed; backup {rep.backup_id} (undo: {_undo(rep)})")
-    if m.kind == "cache":
-        if rep.needs_snapshot:
-            if rep.remote and rep.remote.revision == (m.ref or "main") or not m.pinned_snapshot:
-                out.detail(f"refs/{rep.remote.revision} -> {rep.remote.commit}; new snapshot {rep.result_path}", indent=2)
-            if m.pinned_snapshot:
-                out.detail(f"your server used {m.files_dir}; point it at {rep.result_path} or at {m.repo_id}", indent=2)
-    out.detail("Restart every server that loaded this model: vLLM, SGLang, TGI and transformers read these files", indent=2)
-    out.detail("only at start-up (vLLM takes eos_token_id from generation_config.json when the engine starts):", indent=2)
-    if m.kind == "cache":
-        out.detail(f"  vllm serve {m.repo_id}    (resolves refs/main, also with HF_HUB_OFFLINE=1)", indent=2)
-    else:
-        out.detail(f"  vllm serve {m.root}", indent=2)
-    out.detail("A server started with --generation-config DIR reads DIR/generation_config.json: refresh that copy too.", indent=2)
-    out.detail("Then check the running server: gptoss-doctor check http://127.0.0.1:8000", indent=2)
-
-
-def _undo(rep) -> str:
-    m = rep.model
-    tgt = str(m.root) if m.kind == "folder" else (m.repo_id or str(m.root))
-    return f"gptoss-doctor fix-config {tgt} --restore --backup {rep.backup_id}"
-
-
 def _restore(out, models, backup, yes, dry_run) -> int:
     from gptoss_doctor import fixconfig as fc
     from gptoss_doctor.errors import UsageError
+    from gptoss_doctor.fixconfig import results as R
+    from gptoss_doctor.output import emit
 
     if len(models) != 1:
         raise UsageError("--restore needs one model: pass its folder or repo id")
@@ -259,27 +169,13 @@ def _restore(out, models, backup, yes, dry_run) -> int:
     if not backups and not dry_run:
         raise UsageError(f"no fix-config backup for {model.root}: nothing to restore")
     if dry_run:
-        if not out.json_mode:
-            out.heading(f"fix-config backups of {model.root}")
-            for b in backups:
-                out.detail(f"{b['id']}  {len(b.get('files', []))} file(s)" + (f"  {b.get('old_commit', '')[:7]} -> {b.get('new_commit', '')[:7]}" if b.get("kind") == "cache" else ""), indent=2)
-            if not backups:
-                out.detail("(none)", indent=2)
-        if out.json_mode:
-            out.json("fix-config", {"ok": True, "exit_code": 0, "backups": backups})
-        return 0
+        return emit(out, R.FixConfigBackups(str(model.root), backups))
     chosen = next((b for b in backups if b["id"] == backup), None) if backup else backups[-1]
     if chosen is None:
         raise UsageError(f"no backup {backup!r}; available: {', '.join(b['id'] for b in backups)}")
     if not (yes or _ask(out, f"Restore backup {chosen['id']} into {model.root}?")):
         out.note(f"nothing restored; run again with --yes to restore backup {chosen['id']}")
-        if out.json_mode:
-            out.json("fix-config", {"ok": False, "exit_code": 1, "restored": None})
-        return 1
+        return emit(out, R.FixConfigRestore(None, str(model.root)))
     fc.recover(model, dry_run=False)
     done = fc.restore(model, chosen["id"])
-    if out.json_mode:
-        out.json("fix-config", {"ok": True, "exit_code": 0, "restored": done["id"], "path": str(model.root)})
-    else:
-        out.mark("pass", f"restored backup {done['id']} in {model.root}; restart the servers that use it")
-    return 0
+    return emit(out, R.FixConfigRestore(done["id"], str(model.root)))

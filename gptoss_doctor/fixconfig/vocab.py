@@ -112,26 +112,10 @@ def run_vocab(out, dest: str, source: Optional[str], target: Optional[str], *, d
         if vocab.sha256_file(final) != vocab.O200K_SHA256:
             raise DoctorError(f"{final} does not verify after writing", exit_code=1)
     env_line = f"TIKTOKEN_ENCODINGS_BASE={shlex.quote(str(dest_dir))}"
-    if out.json_mode:
-        out.json("fix-config", {
-            "ok": True, "exit_code": 0,
-            "vocab": {"path": str(final), "source": label, "sha256": vocab.O200K_SHA256,
-                      "action": "dry-run" if dry_run and action == "write" else ("already-present" if action == "present" else "written"),
-                      "backup": str(backup) if backup else None, "env": env_line},
-        })
-        return 0
-    if action == "present":
-        out.mark("pass", f"{final} is already there and verified (sha256 {vocab.O200K_SHA256[:8]}…{vocab.O200K_SHA256[-4:]})")
-    elif dry_run:
-        out.mark("info", f"would write {final} from {label} (--dry-run: nothing written)")
-    else:
-        out.mark("pass", f"wrote {final} from {label}; sha256 verified")
-        if backup:
-            out.detail(f"the previous file was kept as {backup}", indent=2)
-    out.line()
-    out.line("Start the server with:")
-    out.line(f"  export {env_line}")
-    out.line(f"  {env_line} vllm serve openai/gpt-oss-20b")
-    out.line(f"  {env_line} python -m sglang.launch_server --model-path openai/gpt-oss-20b")
-    out.line(f"  (containers: -e {env_line} -v {shlex.quote(str(dest_dir))}:{shlex.quote(str(dest_dir))}:ro)")
-    return 0
+    from gptoss_doctor.fixconfig.results import FixConfigVocab
+    from gptoss_doctor.output import emit
+
+    return emit(out, FixConfigVocab(
+        path=str(final), source=label, sha256=vocab.O200K_SHA256,
+        action="dry-run" if dry_run and action == "write" else ("already-present" if action == "present" else "written"),
+        backup=str(backup) if backup else None, env=env_line, dest_dir=str(dest_dir)))

@@ -341,7 +341,130 @@ def scan(out: Output, res) -> None:
     out.mark(status, line)
 
 
-RENDERERS = {"check": check, "scan": scan, "explain": explain, "decode": decode, "kb list": kb_list, "kb show": kb_show,
+# -- fix-config -------------------------------------------------------------------------------------------------
+
+FIX_STATUS_MARK = {"up-to-date": "pass", "stale": "fail", "missing": "fail", "modified-locally": "warn",
+               "absent-upstream": "info", "weight": "skip", "skipped": "warn"}
+FIX_STATUS_WORD = {"up-to-date": "up to date", "stale": "stale", "missing": "missing locally",
+               "modified-locally": "modified locally", "absent-upstream": "not on the Hub",
+               "weight": "weights", "skipped": "skipped"}
+
+
+def fixconfig_model(out: Output, rep) -> None:
+    """One copy compared with the Hub: its files, their status and diffs (shown as the run goes)."""
+    from gptoss_doctor import settings
+    from gptoss_doctor.fixconfig.results import short as _short
+
+    m = rep.model
+    where = "HF cache" if m.kind == "cache" else "folder"
+    out.heading(f"{m.repo_id}  ({where}: {m.root})")
+    if rep.recovered:
+        if rep.recovered.startswith("pending:"):
+            out.mark("warn", "an interrupted fix-config is pending here; run without --dry-run to finish it", indent=2)
+        else:
+            out.mark("info", f"finished an interrupted fix-config ({rep.recovered})", indent=2)
+    local = f"snapshot {_short(m.commit)}" + (f" (refs/{m.ref})" if m.ref else "") if m.kind == "cache" else (
+        f"downloaded at {_short(m.commit)}" if m.commit else "plain folder")
+    from gptoss_doctor.redact import redact
+
+    ep = settings.hub_endpoint()
+    hub = "Hub" if ep == "https://huggingface.co" else f"Hub ({redact(ep)})"
+    out.detail(f"local: {local}   {hub}: {rep.remote.revision} = {_short(rep.remote.commit)}   repo from {m.repo_source}", indent=2)
+    for note in m.notes:
+        out.detail("note: " + note, indent=2)
+    width = max((len(s.relpath) for s in rep.statuses), default=10)
+    for s in rep.statuses:
+        text = f"{s.relpath.ljust(width)}  {FIX_STATUS_WORD.get(s.status, s.status)}"
+        if s.relpath == "generation_config.json" and rep.eos and s.needs_update and (rep.eos["added"] or rep.eos["removed"]):
+            text += f": {rep.eos['text']}"
+        elif s.reason and s.status not in ("up-to-date",):
+            text += f" ({s.reason})"
+        out.mark(FIX_STATUS_MARK.get(s.status, "info"), text, indent=2)
+        for line in rep.diffs.get(s.relpath, []):
+            out.detail(line, indent=6)
+    if m.kind == "cache" and rep.needs_snapshot and not rep.to_update(False):
+        out.mark("warn", f"refs/{m.ref or 'main'} points at {_short(m.commit)}; the Hub is at {_short(rep.remote.commit)} (files identical)", indent=2)
+    if m.pinned_snapshot and rep.needs_snapshot:
+        out.detail(f"note: you named snapshots/{_short(m.commit)}; a fix writes snapshots/{_short(rep.remote.commit)} — point your server at the repo id or the new path", indent=2)
+    for b in rep.blockers:
+        out.mark("fail", b, indent=2)
+
+
+def fixconfig_applied(out: Output, rep) -> None:
+    """A copy just refreshed: the backup, the new snapshot and what to restart."""
+    from gptoss_doctor.fixconfig.results import undo_command
+
+    m = rep.model
+    out.line()
+    out.mark("pass", f"{m.repo_id}: refreshed; backup {rep.backup_id} (undo: {undo_command(rep)})")
+    if m.kind == "cache":
+        if rep.needs_snapshot:
+            if rep.remote and rep.remote.revision == (m.ref or "main") or not m.pinned_snapshot:
+                out.detail(f"refs/{rep.remote.revision} -> {rep.remote.commit}; new snapshot {rep.result_path}", indent=2)
+            if m.pinned_snapshot:
+                out.detail(f"your server used {m.files_dir}; point it at {rep.result_path} or at {m.repo_id}", indent=2)
+    out.detail("Restart every server that loaded this model: vLLM, SGLang, TGI and transformers read these files", indent=2)
+    out.detail("only at start-up (vLLM takes eos_token_id from generation_config.json when the engine starts):", indent=2)
+    if m.kind == "cache":
+        out.detail(f"  vllm serve {m.repo_id}    (resolves refs/main, also with HF_HUB_OFFLINE=1)", indent=2)
+    else:
+        out.detail(f"  vllm serve {m.root}", indent=2)
+    out.detail("A server started with --generation-config DIR reads DIR/generation_config.json: refresh that copy too.", indent=2)
+    out.detail("Then check the running server: gptoss-doctor check http://127.0.0.1:8000", indent=2)
+
+
+def fixconfig(out: Output, result) -> None:
+    from gptoss_doctor.fixconfig import results as R
+
+    if isinstance(result, R.FixConfigVocab):
+        _vocab_written(out, result)
+        return
+    if isinstance(result, R.FixConfigBackups):
+        out.heading(f"fix-config backups of {result.root}")
+        for b in result.backups:
+            out.detail(f"{b['id']}  {len(b.get('files', []))} file(s)" + (
+                f"  {b.get('old_commit', '')[:7]} -> {b.get('new_commit', '')[:7]}" if b.get("kind") == "cache" else ""),
+                indent=2)
+        if not result.backups:
+            out.detail("(none)", indent=2)
+        return
+    if isinstance(result, R.FixConfigRestore):
+        if result.restored:
+            out.mark("pass", f"restored backup {result.restored} in {result.root}; restart the servers that use it")
+        return
+    if result.outcome in (R.UP_TO_DATE, R.KEPT):
+        out.line()
+        if result.kept:
+            out.mark("warn", f"modified locally and kept: {', '.join(result.kept)} (replace them with --force; a "
+                     "backup is made)")
+        else:
+            out.mark("pass", "everything is up to date" if len(result.reports) > 1 else "up to date with the Hub")
+    elif result.outcome in (R.DRY_RUN, R.DECLINED):
+        out.line()
+        out.mark("fail", "stale files found; nothing changed" + (" (--dry-run)" if result.outcome == R.DRY_RUN else ""))
+        out.detail("apply with: " + result.apply_with, indent=2)
+
+
+def _vocab_written(out: Output, v) -> None:
+    import shlex
+
+    if v.action == "already-present":
+        out.mark("pass", f"{v.path} is already there and verified (sha256 {v.sha256[:8]}…{v.sha256[-4:]})")
+    elif v.action == "dry-run":
+        out.mark("info", f"would write {v.path} from {v.source} (--dry-run: nothing written)")
+    else:
+        out.mark("pass", f"wrote {v.path} from {v.source}; sha256 verified")
+        if v.backup:
+            out.detail(f"the previous file was kept as {v.backup}", indent=2)
+    out.line()
+    out.line("Start the server with:")
+    out.line(f"  export {v.env}")
+    out.line(f"  {v.env} vllm serve openai/gpt-oss-20b")
+    out.line(f"  {v.env} python -m sglang.launch_server --model-path openai/gpt-oss-20b")
+    out.line(f"  (containers: -e {v.env} -v {shlex.quote(v.dest_dir)}:{shlex.quote(v.dest_dir)}:ro)")
+
+
+RENDERERS = {"check": check, "scan": scan, "fix-config": fixconfig, "explain": explain, "decode": decode, "kb list": kb_list, "kb show": kb_show,
              "kb search": kb_search, "kb validate": kb_validate}
 
 
