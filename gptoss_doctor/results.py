@@ -38,6 +38,14 @@ class CommandResult:
     def to_json(self) -> dict:
         raise NotImplementedError
 
+
+class InfoResult(CommandResult):
+    """A result that reports and never fails (exit code 0): listings, lookups, a file already in place."""
+
+    @property
+    def exit_code(self) -> int:
+        return 0
+
 STATUSES = ("pass", "warn", "fail", "skip", "error")
 
 

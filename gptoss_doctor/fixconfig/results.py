@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from gptoss_doctor.results import CommandResult
+from gptoss_doctor.results import CommandResult, InfoResult
 
 # how a compare-and-refresh run ended, for the summary line
 UP_TO_DATE, KEPT, DRY_RUN, DECLINED, BLOCKED, APPLIED = "up-to-date", "kept", "dry-run", "declined", "blocked", "applied"
@@ -14,6 +14,8 @@ UP_TO_DATE, KEPT, DRY_RUN, DECLINED, BLOCKED, APPLIED = "up-to-date", "kept", "d
 
 @dataclass
 class FixConfigRun(CommandResult):
+    """A compare (and maybe refresh) run over one or more copies."""
+
     command = "fix-config"
     reports: list = field(default_factory=list)  # fixconfig.ModelReport
     outcome: str = UP_TO_DATE
@@ -30,14 +32,12 @@ class FixConfigRun(CommandResult):
 
 
 @dataclass
-class FixConfigBackups(CommandResult):
+class FixConfigBackups(InfoResult):
+    """``--restore --dry-run``: the backups that could be restored."""
+
     command = "fix-config"
     root: str = ""
     backups: list = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 0
 
     def to_json(self) -> dict:
         return {"ok": True, "exit_code": 0, "backups": self.backups}
@@ -45,6 +45,8 @@ class FixConfigBackups(CommandResult):
 
 @dataclass
 class FixConfigRestore(CommandResult):
+    """``--restore``: the backup put back, or None when the user said no."""
+
     command = "fix-config"
     restored: Optional[str] = None  # the backup id, None when the user declined
     root: str = ""
@@ -60,7 +62,7 @@ class FixConfigRestore(CommandResult):
 
 
 @dataclass
-class FixConfigVocab(CommandResult):
+class FixConfigVocab(InfoResult):
     """``fix-config --vocab DIR``: the o200k vocabulary file written (or found, or not written under --dry-run)."""
 
     command = "fix-config"
@@ -71,10 +73,6 @@ class FixConfigVocab(CommandResult):
     backup: Optional[str] = None
     env: str = ""  # the TIKTOKEN_ENCODINGS_BASE=… line
     dest_dir: str = ""
-
-    @property
-    def exit_code(self) -> int:
-        return 0
 
     def to_json(self) -> dict:
         return {"ok": True, "exit_code": 0, "vocab": {"path": self.path, "source": self.source, "sha256": self.sha256,

@@ -5,17 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gptoss_doctor.results import CommandResult
+from gptoss_doctor.results import CommandResult, InfoResult
 
 
 @dataclass
-class KbList(CommandResult):
+class KbList(InfoResult):
+    """``kb list``: the entries (of one engine, with --engine)."""
+
     command = "kb list"
     entries: list = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 0
 
     def to_json(self) -> dict:
         return {"ok": True, "entries": [{"id": e.id, "title": e.title, "engines": e.engines, "origin": e.origin}
@@ -23,27 +21,23 @@ class KbList(CommandResult):
 
 
 @dataclass
-class KbShow(CommandResult):
+class KbShow(InfoResult):
+    """``kb show ID``: one entry in full."""
+
     command = "kb show"
     entry: Any = None
-
-    @property
-    def exit_code(self) -> int:
-        return 0
 
     def to_json(self) -> dict:
         return {"ok": True, "entry": self.entry.to_json()}
 
 
 @dataclass
-class KbSearch(CommandResult):
+class KbSearch(InfoResult):
+    """``kb search WORDS``: the entries that match, best first, with their scores."""
+
     command = "kb search"
     query: str = ""
     matches: list = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 0
 
     def to_json(self) -> dict:
         return {"ok": True, "query": self.query, "matches": [m.to_json() for m in self.matches]}
@@ -51,6 +45,8 @@ class KbSearch(CommandResult):
 
 @dataclass
 class KbValidate(CommandResult):
+    """``kb validate``: exit 2 when an entry breaks the schema."""
+
     command = "kb validate"
     path: str = ""
     entries: int = 0
