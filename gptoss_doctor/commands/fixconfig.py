@@ -169,13 +169,13 @@ def _restore(out, models, backup, yes, dry_run) -> int:
     if not backups and not dry_run:
         raise UsageError(f"no fix-config backup for {model.root}: nothing to restore")
     if dry_run:
-        return emit(out, R.FixConfigBackups(str(model.root), backups))
+        return emit(out, R.FixConfigRestore(str(model.root), backups=backups))
     chosen = next((b for b in backups if b["id"] == backup), None) if backup else backups[-1]
     if chosen is None:
         raise UsageError(f"no backup {backup!r}; available: {', '.join(b['id'] for b in backups)}")
     if not (yes or _ask(out, f"Restore backup {chosen['id']} into {model.root}?")):
         out.note(f"nothing restored; run again with --yes to restore backup {chosen['id']}")
-        return emit(out, R.FixConfigRestore(None, str(model.root)))
+        return emit(out, R.FixConfigRestore(str(model.root)))
     fc.recover(model, dry_run=False)
     done = fc.restore(model, chosen["id"])
-    return emit(out, R.FixConfigRestore(done["id"], str(model.root)))
+    return emit(out, R.FixConfigRestore(str(model.root), restored=done["id"]))

@@ -32,30 +32,22 @@ class FixConfigRun(CommandResult):
 
 
 @dataclass
-class FixConfigBackups(InfoResult):
-    """``--restore --dry-run``: the backups that could be restored."""
-
-    command = "fix-config"
-    root: str = ""
-    backups: list = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {"ok": True, "exit_code": 0, "backups": self.backups}
-
-
-@dataclass
 class FixConfigRestore(CommandResult):
-    """``--restore``: the backup put back, or None when the user said no."""
+    """``--restore``: with --dry-run the backups that could be restored; else the backup put back, or None when
+    the user said no."""
 
     command = "fix-config"
-    restored: Optional[str] = None  # the backup id, None when the user declined
     root: str = ""
+    backups: Optional[list] = None  # set when only listing (--dry-run)
+    restored: Optional[str] = None
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.restored else 1
+        return 0 if self.backups is not None or self.restored else 1
 
     def to_json(self) -> dict:
+        if self.backups is not None:
+            return {"ok": True, "exit_code": 0, "backups": self.backups}
         if not self.restored:
             return {"ok": False, "exit_code": 1, "restored": None}
         return {"ok": True, "exit_code": 0, "restored": self.restored, "path": self.root}

@@ -419,7 +419,7 @@ def fixconfig(out: Output, result) -> None:
     if isinstance(result, R.FixConfigVocab):
         _vocab_written(out, result)
         return
-    if isinstance(result, R.FixConfigBackups):
+    if isinstance(result, R.FixConfigRestore) and result.backups is not None:
         out.heading(f"fix-config backups of {result.root}")
         for b in result.backups:
             out.detail(f"{b['id']}  {len(b.get('files', []))} file(s)" + (
