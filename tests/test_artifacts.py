@@ -174,14 +174,14 @@ def test_online_is_not_asked_when_a_known_issue_matches_and_survives_a_rate_limi
     ("analysisThe user greets.assistantfinalHello", "probe.flattened_channels"),
 ])
 def test_check_sees_flattened_channels_without_the_analysis_part(content, expect):
-    from gptoss_doctor.check.probes import content_checks
+    from gptoss_doctor.check.probes.common import content_checks
 
     got = {o.id: o.status for o in content_checks(content, "chat content")}
     assert got[expect] == "fail"
 
 
 def test_check_names_a_leaked_tool_call_not_reasoning_mixed_in():
-    from gptoss_doctor.check.probes import Ctx, content_checks, reasoning_obs
+    from gptoss_doctor.check.probes.common import Ctx, content_checks, reasoning_obs
 
     leak = '<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{"city":"Paris"}<|call|>'
     obs = {o.id: o for o in content_checks(leak, "chat content")}

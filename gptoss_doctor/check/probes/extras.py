@@ -10,7 +10,9 @@ from typing import Optional
 
 from gptoss_doctor import engines
 from gptoss_doctor.check import metrics as M
-from gptoss_doctor.check.probes import HARMONY_MARKUP_RE, Ctx, Obs, _body_payload, _message, error_message, http_failure
+from gptoss_doctor.check.probes.common import (
+    HARMONY_MARKUP_RE, Ctx, Obs, _body_payload, _message, error_message, http_failure,
+)
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
           "additionalProperties": False}
