@@ -658,12 +658,12 @@ def test_disk_full_before_changes(env, folder, monkeypatch):
     from collections import namedtuple
 
     from gptoss_doctor import fixconfig as fc
-    from gptoss_doctor.fixconfig import hub as hf
+    from gptoss_doctor.fixconfig import locate
     from gptoss_doctor.errors import UsageError
 
     for k in ("HF_ENDPOINT",):
         monkeypatch.setenv(k, env[k])
-    model = hf.find_models(str(folder))[0]
+    model = locate.find_models(str(folder))[0]
     rep = fc.build_report(model, "main", Path(tempfile.mkdtemp()))
     Usage = namedtuple("Usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10, 10, 0))
@@ -674,11 +674,11 @@ def test_disk_full_before_changes(env, folder, monkeypatch):
 
 def test_enospc_while_staging_cleans_up(env, folder, monkeypatch):
     from gptoss_doctor import fixconfig as fc
-    from gptoss_doctor.fixconfig import hub as hf
+    from gptoss_doctor.fixconfig import locate
     from gptoss_doctor.errors import UsageError
 
     monkeypatch.setenv("HF_ENDPOINT", env["HF_ENDPOINT"])
-    model = hf.find_models(str(folder))[0]
+    model = locate.find_models(str(folder))[0]
     rep = fc.build_report(model, "main", Path(tempfile.mkdtemp()))
     real = fc.write_durable
     calls = []
@@ -689,7 +689,10 @@ def test_enospc_while_staging_cleans_up(env, folder, monkeypatch):
             raise OSError(28, "No space left on device", str(path))
         return real(path, data, mode)
 
-    monkeypatch.setattr(fc, "write_durable", full)
+    import importlib
+
+    apply_stage = importlib.import_module("gptoss_doctor.fixconfig.apply")  # the module (fc.apply is its function)
+    monkeypatch.setattr(apply_stage, "write_durable", full)  # where the apply stage looks it up
     with pytest.raises(UsageError, match="disk full"):
         fc.apply(rep)
     assert folder_state(folder) == "old"

@@ -13,6 +13,8 @@ from gptoss_doctor import settings
 from gptoss_doctor.redact import redact
 from gptoss_doctor import fixconfig as fc
 from gptoss_doctor.fixconfig import hub as hf
+from gptoss_doctor.fixconfig import compare
+from gptoss_doctor.fixconfig import locate
 from gptoss_doctor.errors import AuthError, UnreachableError, UsageError
 
 
@@ -20,7 +22,7 @@ def test_git_blob_sha1_matches_git(tmp_path):
     p = tmp_path / "x.json"
     p.write_bytes(b'{"eos_token_id": [200002, 199999, 200012]}\n')
     want = subprocess.run(["git", "hash-object", str(p)], capture_output=True, text=True, check=True).stdout.strip()
-    assert hf.git_blob_sha1(p.read_bytes()) == want
+    assert locate.git_blob_sha1(p.read_bytes()) == want
 
 
 @pytest.mark.parametrize("path,weight", [
@@ -28,7 +30,7 @@ def test_git_blob_sha1_matches_git(tmp_path):
     ("x.gguf", True), ("generation_config.json", False), ("original/config.json", False), ("chat_template.jinja", False),
 ])
 def test_is_weight(path, weight):
-    assert hf.is_weight(path) is weight
+    assert locate.is_weight(path) is weight
 
 
 def _cache(tmp_path: Path, repo_id: str, commit: str = "a" * 40, files: dict | None = None) -> Path:
@@ -39,7 +41,7 @@ def _cache(tmp_path: Path, repo_id: str, commit: str = "a" * 40, files: dict | N
     (root / "refs").mkdir()
     (root / "refs" / "main").write_text(commit)
     for name, data in (files or {"generation_config.json": b'{"eos_token_id": [200002, 199999]}'}).items():
-        sha = hf.git_blob_sha1(data)
+        sha = locate.git_blob_sha1(data)
         (root / "blobs" / sha).write_bytes(data)
         (snap / name).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(os.path.relpath(root / "blobs" / sha, (snap / name).parent), snap / name)
@@ -51,31 +53,31 @@ def test_find_models_in_cache(tmp_path, monkeypatch):
     _cache(tmp_path, "openai/gpt-oss-20b")
     _cache(tmp_path, "openai/gpt-oss-120b", "b" * 40)
     _cache(tmp_path, "Qwen/Qwen3-8B")
-    found = hf.find_models(None)
+    found = locate.find_models(None)
     assert [m.repo_id for m in found] == ["openai/gpt-oss-120b", "openai/gpt-oss-20b"]
     assert all(m.kind == "cache" and m.ref == "main" for m in found)
-    (m,) = hf.find_models("openai/gpt-oss-20b")
+    (m,) = locate.find_models("openai/gpt-oss-20b")
     assert m.commit == "a" * 40 and m.files_dir.name == "a" * 40
-    (p,) = hf.find_models(str(m.root / "snapshots" / ("a" * 40)))
+    (p,) = locate.find_models(str(m.root / "snapshots" / ("a" * 40)))
     assert p.pinned_snapshot and p.ref == "main"
     with pytest.raises(UsageError, match="not in the Hugging Face cache"):
-        hf.find_models("openai/gpt-oss-999b")
+        locate.find_models("openai/gpt-oss-999b")
 
 
 def test_find_models_folder_guesses(tmp_path):
     d = tmp_path / "weights"
     d.mkdir()
     (d / "config.json").write_text(json.dumps({"model_type": "gpt_oss", "num_hidden_layers": 36, "num_local_experts": 128}))
-    (m,) = hf.find_models(str(d))
+    (m,) = locate.find_models(str(d))
     assert m.repo_id == "openai/gpt-oss-120b" and m.kind == "folder"
     named = tmp_path / "gpt-oss-20b"
     named.mkdir()
-    assert hf.find_models(str(named))[0].repo_id == "openai/gpt-oss-20b"
+    assert locate.find_models(str(named))[0].repo_id == "openai/gpt-oss-20b"
     other = tmp_path / "other"
     other.mkdir()
     with pytest.raises(UsageError):
-        hf.find_models(str(other))
-    assert hf.find_models(str(other), repo="me/my-gpt-oss")[0].repo_id == "me/my-gpt-oss"
+        locate.find_models(str(other))
+    assert locate.find_models(str(other), repo="me/my-gpt-oss")[0].repo_id == "me/my-gpt-oss"
 
 
 def test_safe_target_refuses_escape(tmp_path):
@@ -85,8 +87,8 @@ def test_safe_target_refuses_escape(tmp_path):
     os.symlink(tmp_path / "real", root / "link")
     for bad in ("../x", "/etc/passwd", "link/config.json"):
         with pytest.raises(UsageError):
-            hf.safe_target(root, bad)
-    assert hf.safe_target(root, "original/config.json") == root / "original" / "config.json"
+            locate.safe_target(root, bad)
+    assert locate.safe_target(root, "original/config.json") == root / "original" / "config.json"
 
 
 def test_inventory_and_compare(tmp_path):
@@ -98,20 +100,20 @@ def test_inventory_and_compare(tmp_path):
     # a locally edited blob: content no longer matches its name
     blob = (root / "snapshots" / ("a" * 40) / "config.json").resolve()
     blob.write_bytes(b'{"edited": 1}')
-    model = hf.find_models(str(root))[0]
-    local = hf.inventory(model)
+    model = locate.find_models(str(root))[0]
+    local = locate.inventory(model)
     assert local["model-00000-of-00001.safetensors"].sha1 is None  # weights are not read
     new_gen = b'{"eos_token_id": [200002, 199999, 200012]}'
     remote = hf.RemoteState("openai/gpt-oss-20b", "main", "c" * 40, {
-        "generation_config.json": hf.RemoteFile("generation_config.json", len(new_gen), hf.git_blob_sha1(new_gen)),
-        "config.json": hf.RemoteFile("config.json", 2, hf.git_blob_sha1(b"{}")),
+        "generation_config.json": hf.RemoteFile("generation_config.json", len(new_gen), locate.git_blob_sha1(new_gen)),
+        "config.json": hf.RemoteFile("config.json", 2, locate.git_blob_sha1(b"{}")),
         "chat_template.jinja": hf.RemoteFile("chat_template.jinja", 3, "d" * 40),
         "model-00000-of-00001.safetensors": hf.RemoteFile("model-00000-of-00001.safetensors", 10, "e" * 40,
                                                           lfs_sha256=local["model-00000-of-00001.safetensors"].blob_name),
     }, [])
-    st = {s.relpath: s.status for s in hf.compare(model, local, remote)}
-    assert st == {"generation_config.json": hf.STALE, "config.json": hf.MODIFIED, "chat_template.jinja": hf.MISSING,
-                  "model-00000-of-00001.safetensors": hf.WEIGHT, "extra.json": hf.ABSENT_UPSTREAM}
+    st = {s.relpath: s.status for s in compare.compare(model, local, remote)}
+    assert st == {"generation_config.json": compare.STALE, "config.json": compare.MODIFIED, "chat_template.jinja": compare.MISSING,
+                  "model-00000-of-00001.safetensors": compare.WEIGHT, "extra.json": compare.ABSENT_UPSTREAM}
 
 
 def test_lfs_file_matches_by_sha256():

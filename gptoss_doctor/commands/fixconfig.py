@@ -74,13 +74,13 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
     from gptoss_doctor import fixconfig as fc
     from gptoss_doctor import settings
     from gptoss_doctor.errors import UsageError
-    from gptoss_doctor.fixconfig import hub as hf
+    from gptoss_doctor.fixconfig import locate
     from gptoss_doctor.fixconfig import results as R
     from gptoss_doctor.output import emit, human
 
     if yes and dry_run:
         raise UsageError("--yes and --dry-run contradict each other")
-    models = hf.find_models(target, repo)
+    models = locate.find_models(target, repo)
     if restore:
         return _restore(out, models, backup, yes, dry_run)
     if backup:
@@ -93,7 +93,7 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
         for model in models:
             recovered = fc.recover(model, dry_run)
             if model.kind == "cache" and not model.pinned_snapshot:
-                model = hf.find_models(str(model.root), repo)[0]  # refs may have moved
+                model = locate.find_models(str(model.root), repo)[0]  # refs may have moved
             if settings.hub_offline():
                 hint = fc.local_eos_hint(model)
                 from gptoss_doctor.errors import UnreachableError

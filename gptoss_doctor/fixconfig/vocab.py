@@ -30,9 +30,9 @@ def _sources(source: Optional[str], target: Optional[str]) -> list[tuple[str, Pa
         out.append(("--vocab-source", p / vocab.FILE_NAME if p.is_dir() else p))
         return out
     if target:
-        from gptoss_doctor.fixconfig import hub as hf
+        from gptoss_doctor.fixconfig import locate
 
-        for model in hf.find_models(target):
+        for model in locate.find_models(target):
             out.append((f"tokenizer.json of {model.repo_id or model.root}", model.files_dir / "tokenizer.json"))
     for label, path in vocab.candidate_sources():
         if label == "--vocab":
