@@ -545,3 +545,15 @@ def test_transformers_serve_without_a_hub_cache_folder_is_still_checked():
     assert "Hugging Face cache folder" in f["models.listed"].fix
     assert r.model == "openai/gpt-oss-20b" and f["probe.chat"].status == "pass"
     assert r.code(strict=False) == 1  # the missing Harmony parser, not the model list
+
+
+def test_llamacpp_source_build_with_weights_that_never_produce_harmony():
+    """Recorded llama-server b1-0c1e570 with a random-weight gpt-oss: every request fails with the PEG parser's 500.
+    The doctor names the engine build, reports the failure once (health), and its fix points at the model files."""
+    with serve("llama.cpp", version="b1-0c1e570", faults=("garbage",)) as srv:
+        r = run_check(srv.url)
+    assert r.engine == "llama.cpp" and r.version == "b1-0c1e570"
+    f = by_id(r)
+    assert f["health"].status == "fail" and "peg-native" in f["health"].detail
+    assert "llamacpp-peg-native-format-500" in f["health"].kb
+    assert "weights" in f["health"].fix

@@ -181,3 +181,45 @@ def test_vllm_emulator_matches_the_recording(case):
     assert (r.status_code, got_ct) == (case["status"], want_ct), r.text[:300]
     assert r.headers.get("server") == case["headers"].get("server")
     assert _top(r.text, got_ct) == _top(case["text"], want_ct), (r.text[:300], case["text"][:300])
+
+
+# -- llama.cpp (llama-server b1-0c1e570) and the LiteLLM proxy 1.109.1: the same capture format --------------------
+
+LLAMA = REAL / "llama.cpp-b1-0c1e570" / "captures"
+# jinja-default served the random-weight model (output never valid Harmony: the emulator's "garbage" fault);
+# scripted-* served weights that emit a chosen valid Harmony reply (a healthy emulator)
+LLAMA_CASES = [(p, ("garbage",)) for p in sorted((LLAMA / "jinja-default").glob("[0-9][0-9]-*.txt"))] + \
+    [(p, ()) for folder in ("scripted-final-hello", "scripted-tool-call")
+     for p in sorted((LLAMA / folder).glob("[0-9][0-9]-*.txt"))]
+
+
+def _top_shape(status: int, headers: dict, body: str) -> dict:
+    """What the doctor reads of an answer: status, server header, content type and the top-level JSON keys."""
+    ctype = headers.get("content-type", "")
+    out = {"status": status, "server": headers.get("server"),
+           "type": "sse" if "event-stream" in ctype else "json" if "json" in ctype else ctype.split(";")[0]}
+    if out["type"] == "json":
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        out["keys"] = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
+    elif out["type"] == "sse":
+        out["done"] = "data: [DONE]" in body
+    return out
+
+
+@pytest.mark.parametrize("path,faults", LLAMA_CASES, ids=[f"{p.parent.name}/{p.stem}" for p, _ in LLAMA_CASES])
+def test_llamacpp_emulator_matches_the_recording(path, faults):
+    rec = parse_capture(path)
+    req, want = rec["request"], rec["response"]
+    with serve("llama.cpp", version="b1-0c1e570", faults=faults) as srv:
+        kw = {"json": req["json"]} if "json" in req else {"content": req["raw"].encode()} if "raw" in req else {}
+        if kw:
+            kw["headers"] = {"content-type": "application/json"}
+        r = httpx.request(req["method"], srv.url + req["path"], timeout=10, **kw)
+    got = _top_shape(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
+    expected = _top_shape(want["status"], want["headers"], want["body"])
+    if want.get("truncated"):  # the recorder kept only the start: the framing and JSON keys after the cut are unknown
+        expected.update({k: got[k] for k in ("done", "keys") if k in got})
+    assert got == expected, (r.text[:300], want["body"][:300])

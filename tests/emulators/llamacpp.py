@@ -21,6 +21,9 @@ def _alnum(n: int) -> str:
     return "".join(random.choice(string.ascii_letters + string.digits) for _ in range(n))
 
 
+PEG_ERROR = "The model produced output that does not match the expected peg-native format"
+
+
 class LlamaCpp(Engine):
     name = "llama.cpp"
     default_version = "b7900"
@@ -38,10 +41,13 @@ class LlamaCpp(Engine):
 
     @property
     def build_number(self) -> int:
-        return self.vt[0]
+        # the recorded source build (b1-<commit>, Oct 2026) is newer than every numbered release emulated here
+        return 10 ** 6 if self.source_build else self.vt[0]
 
     @property
     def build_info(self) -> str:
+        if self.source_build:
+            return self.version  # recorded: /props build_info and system_fingerprint are "b1-0c1e570"
         return f"{self.version}-1c0d9081" if self.version.startswith("b") else self.version
 
     @property
@@ -120,18 +126,61 @@ class LlamaCpp(Engine):
     def stale_error_text(self, turn: M.Turn) -> str:
         return self.parse_error_message(turn)
 
+    @property
+    def source_build(self) -> bool:
+        """The recorded build from the llama.cpp source vendored in llama-cpp-python (version b1-<commit>)."""
+        return self.version.startswith("b1-")
+
+    @property
+    def peg(self) -> bool:
+        """Builds with the PEG-based gpt-oss parser (2026; the recorded b1-0c1e570, release builds from b10488)."""
+        return self.build_number >= 10488
+
+    def plan_chat(self, body: dict) -> M.Turn:
+        turn = super().plan_chat(body)
+        if self.peg and self.has("garbage"):
+            turn.harmony_error = PEG_ERROR  # recorded: random weights never produce valid Harmony
+        return turn
+
+    def responses(self, req: Request) -> Response:
+        if self.peg and self.has("garbage"):
+            body, err = self.parse_body(req)
+            if err:
+                return err
+            if not body.get("stream"):
+                return self.error(500, PEG_ERROR, "server_error")
+        return super().responses(req)
+
+    def response_object(self, body: dict, rid: str, items: list, turn: M.Turn, status: str) -> dict:
+        obj = super().response_object(body, rid, items, turn, status)
+        if self.source_build:  # recorded b1-0c1e570: a compact object
+            u = obj["usage"]
+            return {"completed_at": obj["created_at"], "created_at": obj["created_at"], "id": obj["id"],
+                    "model": obj["model"], "object": "response", "output": obj["output"], "status": obj["status"],
+                    "usage": {"input_tokens": u["input_tokens"], "output_tokens": u["output_tokens"],
+                              "total_tokens": u["total_tokens"], "input_tokens_details": {"cached_tokens": 0}}}
+        return obj
+
     def parse_error_message(self, turn: Optional[M.Turn]) -> str:
+        if self.peg and self.has("garbage"):
+            return PEG_ERROR
         tc = turn.wanted_tool if turn is not None and turn.wanted_tool else M.ToolCall("get_weather", "{}")
         return (f"Failed to parse input at pos 71: <|start|>assistant<|channel|>commentary to=functions.{tc.name}"
                 f" <|constrain|>json<|message|>{tc.arguments}<|call|>functions")
 
     def stream_error_tail(self, message: str, turn: Optional[M.Turn] = None):
-        # llama-server writes errors mid-stream as an `error: {...}` line (no `data:` prefix, no [DONE])
-        yield b"error: " + dumps({"code": 500, "message": self.parse_error_message(turn),
-                                  "type": "server_error"}) + b"\n\n"
+        err = {"code": 500, "message": self.parse_error_message(turn), "type": "server_error"}
+        if self.peg:  # recorded b1-0c1e570: a data: line with the error object, then the connection closes
+            yield b"data: " + dumps({"error": err}) + b"\n\n"
+            return
+        # older builds write errors mid-stream as an `error: {...}` line (no `data:` prefix, no [DONE])
+        yield b"error: " + dumps(err) + b"\n\n"
 
     # -- info routes (§3.3, §3.4) -------------------------------------------------------------
     def index(self, req: Request) -> Response:
+        if self.source_build:  # recorded: the source build serves no web UI
+            return json_response({"error": {"message": "File Not Found", "type": "not_found_error", "code": 404}},
+                                 status=404, content_type="application/json; charset=utf-8")
         html = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>llama.cpp - chat</title>"
                 "</head><body><div id=\"app\"></div></body></html>")
         return text_response(html, content_type="text/html; charset=utf-8")
