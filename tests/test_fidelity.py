@@ -223,3 +223,31 @@ def test_llamacpp_emulator_matches_the_recording(path, faults):
     if want.get("truncated"):  # the recorder kept only the start: the framing and JSON keys after the cut are unknown
         expected.update({k: got[k] for k in ("done", "keys") if k in got})
     assert got == expected, (r.text[:300], want["body"][:300])
+
+
+LITELLM = REAL / "litellm-1.109.1" / "captures"
+# the proxy's own surface (discovery paths, error shapes) from the run in front of the random-weight llama-server,
+# and the completions from the run in front of the scripted (valid Harmony) one; no master key in either
+LITELLM_CASES = [(p, ()) for p in sorted((LITELLM / "no-master-key-route-to-llama-server").glob("[0-9][0-9]-*.txt"))
+                 if not p.name.startswith(("01-", "18-", "19-", "20-", "21-", "22-", "23-"))] + \
+    [(p, ()) for p in sorted((LITELLM / "no-master-key-route-to-llama-scripted-tool").glob("[0-9][0-9]-*.txt"))]
+
+
+@pytest.mark.parametrize("path,faults", LITELLM_CASES, ids=[f"{p.parent.name}/{p.stem}" for p, _ in LITELLM_CASES])
+def test_litellm_emulator_matches_the_recording(path, faults):
+    rec = parse_capture(path)
+    req, want = rec["request"], rec["response"]
+    with serve("litellm", version="1.109.1", faults=faults, model="gpt-oss-20b") as srv:
+        kw = {"json": req["json"]} if "json" in req else {"content": req["raw"].encode()} if "raw" in req else {}
+        if kw:
+            kw["headers"] = {"content-type": "application/json"}
+        r = httpx.request(req["method"], srv.url + req["path"], timeout=10, **kw)
+    got = _top_shape(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
+    expected = _top_shape(want["status"], want["headers"], want["body"])
+    if want.get("truncated") or path.parent.name.endswith("scripted-tool"):
+        # a proxy passes its backend's fields through (llama.cpp's "timings" …): completions are compared on
+        # status, content type and framing; the proxy's own surface (discovery, errors) on its JSON keys too
+        expected.update({k: got[k] for k in ("keys",) if k in got})
+    if want.get("truncated"):
+        expected.update({k: got[k] for k in ("done",) if k in got})
+    assert got == expected, (r.text[:300], want["body"][:300])

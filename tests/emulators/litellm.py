@@ -31,6 +31,8 @@ class LiteLLM(Engine):
                           "/v1/responses", "/responses")
 
     def setup_routes(self) -> None:
+        if self.vt >= (1, 109):
+            self.server_header = None  # recorded 1.109.1 sends no Server header
         r = self.route
         r("GET", "/", self.index)
         r("GET", "/health/liveliness", lambda req: json_response("I'm alive!"))
@@ -198,6 +200,11 @@ class LiteLLM(Engine):
                 "total_tokens": turn.prompt_tokens + turn.completion_tokens,
                 "completion_tokens_details": {"reasoning_tokens": M.count_tokens(turn.reasoning or "")},
                 "prompt_tokens_details": None}
+
+    def responses_stream(self, body: dict, rid: str, items: list, turn: M.Turn, final_obj: dict):
+        yield from super().responses_stream(body, rid, items, turn, final_obj)
+        if self.vt >= (1, 109):
+            yield b"data: [DONE]\n\n"  # recorded 1.109.1: the Responses stream ends with [DONE] too
 
     def chat_json(self, body: dict, turn: M.Turn) -> dict:
         return {"id": self.chat_id(), "created": int(time.time()), "model": self.model, "object": "chat.completion",
