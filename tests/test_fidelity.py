@@ -121,8 +121,8 @@ def parse_vllm_captures(path: Path) -> list[dict]:
     out: list[dict] = []
     for block in path.read_text(encoding="utf-8").split("\n=== ")[1:]:
         head, _, rest = block.partition("\n")
-        m = re.match(r"^(.*): (GET|POST) (\S+)", head)
-        title, method, path_ = m.group(1), m.group(2), m.group(3)
+        m = re.match(r"^(.*): (GET|POST) (\S+)\s+\(auth header: (yes|no)\)", head)
+        title, method, path_, auth = m.group(1), m.group(2), m.group(3), m.group(4) == "yes"
         body = None
         headers: dict = {}
         lines = rest.split("\n")
@@ -140,13 +140,15 @@ def parse_vllm_captures(path: Path) -> list[dict]:
                     headers[k.lower()] = v
                     i += 1
                 out.append({"title": title, "method": method, "path": path_, "body": body, "status": status,
-                            "headers": headers, "text": "\n".join(lines[i + 1:]).strip("\n")})
+                            "headers": headers, "text": "\n".join(lines[i + 1:]).strip("\n"), "auth": auth})
                 break
             i += 1
     return out
 
 
-VLLM_CASES = [c for c in parse_vllm_captures(VLLM / "e1_fresh_parsers" / "captures.txt")
+# e1: the parsers on, no key; e4: the same with --api-key secret-key (requests with and without the key)
+VLLM_CASES = [dict(c, run=run) for run in ("e1_fresh_parsers", "e4_apikey")
+              for c in parse_vllm_captures(VLLM / run / "captures.txt")
               if "(first" not in c["title"] and "(paths only)" not in c["title"]]
 
 
@@ -169,12 +171,15 @@ def _top(text: str, ctype: str):
     return None
 
 
-@pytest.mark.parametrize("case", VLLM_CASES, ids=[c["title"] for c in VLLM_CASES])
+@pytest.mark.parametrize("case", VLLM_CASES, ids=[f"{c['run']}/{c['title']}" for c in VLLM_CASES])
 def test_vllm_emulator_matches_the_recording(case):
-    with serve("vllm", version="0.26.0", model="openai/gpt-oss-20b", max_model_len=4096) as srv:
-        kw: dict = {}
+    key = "secret-key" if case["run"] == "e4_apikey" else None
+    with serve("vllm", version="0.26.0", model="openai/gpt-oss-20b", max_model_len=4096, api_key=key) as srv:
+        kw: dict = {"headers": {}}
         if case["body"] is not None:
             kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
+        if case["auth"] and key:  # the "WRONG KEY" exchange sent another key
+            kw["headers"]["Authorization"] = "Bearer wrong-key" if "WRONG KEY" in case["title"] else f"Bearer {key}"
         r = httpx.request(case["method"], srv.url + case["path"], timeout=20, **kw)
     want_ct = case["headers"].get("content-type", "").split(";")[0]
     got_ct = r.headers.get("content-type", "").split(";")[0]
