@@ -12,7 +12,7 @@ from gptoss_doctor.commands._options import JsonFlag
 CHECK_HELP = """Probe running gpt-oss servers and report what is wrong, with the fix.
 
 Finds the engine and version (vLLM, SGLang, LMDeploy, llama.cpp, Ollama, TGI, LM Studio,
-LiteLLM proxy, TensorRT-LLM), the served models and context length, checks the Harmony special
+LiteLLM proxy, TensorRT-LLM, transformers serve), the served models and context length, checks the Harmony special
 tokens and stop tokens, then sends small requests (chat, tool call streamed and not) and looks for
 the known gpt-oss failure signatures. URLs without a scheme are taken as http://.
 
