@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 from gptoss_doctor import engines
 from gptoss_doctor.check.finding_ids import FINDING_IDS
-from gptoss_doctor.check.localfiles import find_generation_config, read_eos
+from gptoss_doctor.check.localfiles import find_generation_config, local_model_type, read_eos
 from gptoss_doctor.check.result import CheckOptions
 from gptoss_doctor.engines.profile import vtuple
 from gptoss_doctor.harmony.tokens import CALL_ID, END_ID, EXPECTED_EOS, RETURN_ID
@@ -193,11 +193,18 @@ def judge_models(d, col: Collector, opts: CheckOptions) -> Optional[str]:
                 f"way: {', '.join(ids[:5])}", [m.context_source for m in d.models if m.context_source][:2])
     else:
         col.add("models.listed", "pass", f"{len(ids)} model(s): {', '.join(ids[:5])}")
+    local_ev: dict[str, str] = {}
+    for info in d.models:
+        if not info.gpt_oss:
+            found = local_model_type(info.root, info.id)
+            if found and found[0] == "gpt_oss":
+                info.gpt_oss = True
+                local_ev[info.id] = f"{found[1]}: model_type gpt_oss"
     chosen = opts.model or next((m.id for m in d.models if m.gpt_oss), ids[0])
     gpt = [m.id for m in d.models if m.gpt_oss]
     m = d.model(chosen)
     if m is not None and m.gpt_oss:
-        col.add("models.gpt_oss", "pass", f"{chosen} is gpt-oss")
+        col.add("models.gpt_oss", "pass", f"{chosen} is gpt-oss", [local_ev[chosen]] if chosen in local_ev else [])
     elif gpt:
         col.add("models.gpt_oss", "warn", f"{chosen} is not gpt-oss (gpt-oss served: {', '.join(gpt)})")
     else:
@@ -287,3 +294,16 @@ def judge_eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: 
             col.add("eos.call_token", "pass", "the local generation_config.json includes <|call|> 200012")
         if END_ID in ids:
             col.add("eos.end_token", "fail", "the local generation_config.json makes <|end|> 200007 a stop token", ev)
+
+
+def judge_structured_leak(col: Collector, engine: str) -> None:
+    """Harmony markup in the structured-output answer is a grammar problem only when the plain answers were clean;
+    when they carry the same markup, the server does not parse Harmony at all and one cause explains both."""
+    if not any(o.status == "fail" for o in col.obs.get("probe.harmony_leak", [])):
+        return
+    for o in col.obs.get("probe.structured_output", []):
+        if o.status == "fail" and "Harmony markup in the JSON answer" in o.detail:
+            o.detail = o.detail.split(":", 1)[0] + ": Harmony markup in the JSON answer, as in the plain answers " \
+                "(see Raw Harmony markup): the server returned the model's Harmony text unparsed"
+            o.error_text = ""
+            o.fix = engines.get(engine).fixes.get("probe.harmony_leak", "")

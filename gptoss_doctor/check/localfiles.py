@@ -53,6 +53,24 @@ def find_generation_config(model_id: Optional[str], model_dir: Optional[str], ro
     return None
 
 
+def local_model_type(*names: Optional[str]) -> Optional[tuple[str, Path]]:
+    """(model_type, config.json path) when a served model id or root is a local folder (transformers serve, llama.cpp
+    and vLLM report the path they loaded): a checkpoint saved under any name still says gpt_oss there."""
+    for cand in names:
+        if not cand or not cand.startswith(("/", "~", ".")):
+            continue
+        p = Path(cand).expanduser() / "config.json"
+        try:
+            if not p.is_file() or p.stat().st_size > 1 << 20:
+                continue
+            raw = json.loads(p.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(raw, dict) and isinstance(raw.get("model_type"), str):
+            return raw["model_type"], p
+    return None
+
+
 def read_eos(path: Path) -> tuple[Optional[list[int]], str]:
     """(eos ids, problem) of a generation_config.json; never raises."""
     try:

@@ -14,7 +14,8 @@ from gptoss_doctor import engines, settings
 from gptoss_doctor.check import discover as E
 from gptoss_doctor.check import probes as P
 from gptoss_doctor.check.judge import (
-    Collector, judge_context, judge_engine, judge_eos, judge_health, judge_models, proxy_backend_fault,
+    Collector, judge_context, judge_engine, judge_eos, judge_health, judge_models, judge_structured_leak,
+    proxy_backend_fault,
 )
 from gptoss_doctor.check.link import build_finding
 from gptoss_doctor.check.result import CheckOptions, TargetResult
@@ -138,6 +139,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
     if len(out) > 2:
         obs = out[2]
         col.extend(obs)
+        judge_structured_leak(col, d.engine)
         proxy_fault = proxy_backend_fault(d, obs)
         if proxy_fault:
             detail, fix, text = proxy_fault
