@@ -12,74 +12,40 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import socket
-import subprocess
-import time
 from pathlib import Path
 from typing import Iterator, Optional
 
-import httpx
 import pytest
 
 from tests.emulators import serve
+from tests.realservers import findings, free_port, running
 
 LITELLM = os.environ.get("GPTOSS_DOCTOR_LITELLM", "")
 RECORDED_VERSION = "1.109.1"
 pytestmark = pytest.mark.skipif(not LITELLM, reason="GPTOSS_DOCTOR_LITELLM is not set (see this module's docstring)")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
-def proxy(tmp_path: Path, backend_url: str, master_key: Optional[str] = None) -> Iterator[str]:
+def proxy(tmp_path: Path, backend_url: str, master_key: Optional[str] = None,
+          model_name: str = "openai/gpt-oss-20b") -> Iterator[str]:
     """A real LiteLLM proxy on 127.0.0.1 routing gpt-oss-20b to ``backend_url`` (config as recorded)."""
     cfg = tmp_path / "litellm.yaml"
-    text = ("model_list:\n  - model_name: gpt-oss-20b\n    litellm_params:\n      model: openai/openai/gpt-oss-20b\n"
+    text = ("model_list:\n  - model_name: gpt-oss-20b\n    litellm_params:\n"
+            f"      model: openai/{model_name}\n"
             f"      api_base: {backend_url}/v1\n      api_key: \"sk-none\"\n")
     if master_key:
         text += f"general_settings:\n  master_key: {master_key}\n"
     cfg.write_text(text, encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_TELEMETRY="False", NO_PROXY="*",
                HOME=str(tmp_path))
     env.pop("LITELLM_MASTER_KEY", None)
     if not master_key:  # 1.109.1 refuses to start without a master key unless told this is local development
         env["LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY"] = "true"
-    log = open(tmp_path / "proxy.log", "wb")  # noqa: SIM115 - closed below
-    p = subprocess.Popen([LITELLM, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port)],
-                         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if p.poll() is not None:
-                pytest.fail("the LiteLLM proxy exited: " + (tmp_path / "proxy.log").read_text(errors="replace")[-2000:])
-            try:
-                if httpx.get(url + "/health/liveliness", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("the LiteLLM proxy did not answer within 120 s: "
-                            + (tmp_path / "proxy.log").read_text(errors="replace")[-2000:])
-            time.sleep(0.5)
+    with running([LITELLM, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port)], name="the LiteLLM proxy",
+                 ready_path="/health/liveliness", port=port, log=tmp_path / "proxy.log", env=env, cwd=tmp_path,
+                 timeout=120) as url:
         yield url
-    finally:
-        p.terminate()
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-        log.close()
-
-
-def findings(doc: dict) -> dict:
-    return {c["id"]: c for c in doc["targets"][0]["checks"]}
 
 
 def test_real_proxy_is_identified_with_its_version_and_backend(tmp_path, cli):
@@ -112,3 +78,31 @@ def test_the_real_proxy_master_key_is_required_and_accepted(tmp_path, cli):
     assert denied.code == 4 and findings(denied.json())["auth.required"]["status"] == "fail"
     assert allowed.code in (0, 1) and findings(allowed.json())["auth.required"]["status"] == "pass"
     assert key not in denied.stdout + allowed.stdout + denied.stderr + allowed.stderr
+
+
+TF_PY = os.environ.get("GPTOSS_DOCTOR_TRANSFORMERS_PY", "")
+TF_TEMPLATE = os.environ.get("GPTOSS_DOCTOR_GPTOSS_TEMPLATE", "")
+
+
+@pytest.mark.skipif(not (TF_PY and TF_TEMPLATE), reason="no real transformers serve here (see test_real_transformers)")
+def test_a_real_backend_without_a_harmony_parser_is_named_behind_the_real_proxy(tmp_path, cli):
+    """The proxy in front of a real engine: transformers serve with the scripted tool-call model returns the call as
+    text; LiteLLM passes it on. The fix names the backend to check, never a flag for the proxy."""
+    from tests.realservers import flag_fixes, tiny_models
+
+    model = tiny_models(TF_PY, TF_TEMPLATE)["tool"]
+    port = free_port()
+    env = dict(os.environ, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", NO_PROXY="*")
+    exe = str(Path(TF_PY).with_name("transformers"))
+    with running([exe, "serve", str(model), "--host", "127.0.0.1", "--port", str(port)], name="transformers serve",
+                 ready_path="/health", port=port, log=tmp_path / "serve.log", env=env, timeout=240) as backend, \
+            proxy(tmp_path, backend, model_name=str(model)) as url:
+        r = cli("check", "--json", "--timeout", "60", url)
+    doc = r.json()
+    f = findings(doc)
+    assert r.code == 1
+    assert doc["targets"][0]["engine"]["name"] == "litellm"
+    for fid in ("probe.harmony_leak", "probe.tools.call"):
+        assert f[fid]["status"] == "fail", f[fid]
+        assert f"gptoss-doctor check {backend}" in f[fid]["fix"], f[fid]["fix"]
+    assert flag_fixes(doc) == [], flag_fixes(doc)

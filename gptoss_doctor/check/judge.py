@@ -3,6 +3,7 @@ health, models, context and stop tokens, and the doctor's own fix when no knowle
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Optional
 
 from gptoss_doctor import engines
@@ -297,13 +298,93 @@ def judge_eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: 
 
 
 def judge_structured_leak(col: Collector, engine: str) -> None:
-    """Harmony markup in the structured-output answer is a grammar problem only when the plain answers were clean;
-    when they carry the same markup, the server does not parse Harmony at all and one cause explains both."""
-    if not any(o.status == "fail" for o in col.obs.get("probe.harmony_leak", [])):
+    """Harmony markup (or flattened channel names) in the structured-output answer is a grammar problem only when
+    the plain answers were clean; when they show the same, the server does not parse Harmony at all and one cause
+    explains both."""
+    if any(o.status == "fail" and "is not language" in o.detail for o in col.obs.get("probe.chat", [])):
+        # broken weights or kernels: what the model wrote says nothing about parsers, grammars or reasoning fields
+        for fid in ("probe.structured_output", "probe.reasoning"):
+            for o in col.obs.get(fid, []):
+                if o.status in ("fail", "warn", "error"):
+                    o.status, o.evidence, o.error_text, o.fix = "skip", [], "", ""
+                    o.detail = "not judged: the model's output is not language (see Plain chat)"
+        return
+    leak = any(o.status == "fail" for o in col.obs.get("probe.harmony_leak", []))
+    flat = any(o.status == "fail" for o in col.obs.get("probe.flattened_channels", []))
+    if not (leak or flat):
         return
     for o in col.obs.get("probe.structured_output", []):
-        if o.status == "fail" and "Harmony markup in the JSON answer" in o.detail:
-            o.detail = o.detail.split(":", 1)[0] + ": Harmony markup in the JSON answer, as in the plain answers " \
-                "(see Raw Harmony markup): the server returned the model's Harmony text unparsed"
-            o.error_text = ""
-            o.fix = engines.get(engine).fixes.get("probe.harmony_leak", "")
+        if o.status != "fail":
+            continue
+        answer = o.evidence[0] if o.evidence else ""
+        if leak and "Harmony markup in the JSON answer" in o.detail:
+            what, see = "Harmony markup in the JSON answer", "Raw Harmony markup"
+        elif flat and "the answer is not JSON" in o.detail and FLAT_START_RE.match(answer):
+            what, see = f"not JSON but flattened Harmony ({answer[:40]!r})", "Flattened channels"
+        else:
+            continue
+        o.detail = f"{o.detail.split(':', 1)[0]}: {what}, as in the plain answers (see {see}): the server returned " \
+            "the model's Harmony text unparsed"
+        o.error_text = ""
+        o.fix = engines.get(engine).fixes.get("probe.harmony_leak", "")
+
+
+
+def judge_same_refusal(col: Collector, engine: str) -> None:
+    """A streamed tool call refused with the same HTTP error as the non-streamed one has the same cause and fix
+    (llama.cpp --no-jinja: "tools param requires --jinja flag" both ways), not a streaming bug."""
+    calls = [o for o in col.obs.get("probe.tools.call", []) if o.status == "fail" and o.http_status]
+    for o in col.obs.get("probe.tools.stream", []):
+        same = next((c for c in calls if c.http_status == o.http_status and c.error_text
+                     and c.error_text[:200] in o.detail), None)
+        if o.status == "fail" and same is not None:
+            o.detail += " (the same refusal as the non-streamed call)"
+            o.fix = engines.get(engine).fixes.get("probe.tools.call") or GENERIC_FIXES["probe.tools.call"]
+
+
+# what a proxy passes on unchanged from its backend: the backend's parsers (or their absence) produced it
+BACKEND_FINDINGS = ("probe.harmony_leak", "probe.flattened_channels", "probe.reasoning", "probe.tools.call",
+                    "probe.tools.no_parser", "probe.structured_output")
+
+
+def judge_proxy_backend(col: Collector, d) -> None:
+    """Behind a proxy, unparsed Harmony comes from the backend: name it and send the user to check it directly
+    (the backend's own flags are only known there), instead of a flag for the proxy."""
+    if not engines.get(d.engine).is_proxy or not d.backends:
+        return
+    backend = d.backends[0]
+    base = backend.rsplit(" at ", 1)[1].removesuffix("/").removesuffix("/v1") if " at " in backend else "BACKEND_URL"
+    for fid in BACKEND_FINDINGS:
+        for o in col.obs.get(fid, []):
+            if o.status in ("fail", "warn") and o.http_status is None:  # an answer, not the proxy's own refusal
+                o.fix = (f"the backend behind the proxy ({backend}) answered this and the proxy passed it on: check "
+                         f"the backend directly (gptoss-doctor check {base}) for its own fix")
+
+
+UNOFFERED_FIX = ("nothing to fix on the server: the model called a tool the request did not offer, and servers "
+                 "return such a call as text; offer the tool, or find what in the prompt or fine-tune asks for it")
+
+
+def judge_unoffered_tool_call(col: Collector) -> None:
+    """A tool call in a plain chat (no tools offered) that the server left as text is not a missing parser when the
+    same server parsed the call once the tool was offered (llama.cpp, as recorded with a scripted model): the model
+    is calling tools it was not given."""
+    if not any(o.status == "pass" for o in col.obs.get("probe.tools.call", [])):
+        return
+    leaks = [o for o in col.obs.get("probe.harmony_leak", []) if o.status == "fail"]
+    if not leaks or not all(o.detail.startswith("a tool call to ") and o.detail.endswith(("in chat content",
+                                                                                        "in streamed chat content"))
+                            for o in leaks):
+        return
+    for o in leaks:
+        o.status, o.fix = "warn", UNOFFERED_FIX
+        o.detail += ", although the plain chat offered no tools; with the tool offered the server parsed the " \
+            "same call (see Tool call)"
+    for o in col.obs.get("probe.reasoning", []):  # the unoffered call was all the model wrote
+        if o.status == "fail":
+            o.status, o.fix = "warn", UNOFFERED_FIX
+            o.detail += " — the model's only output was the tool call it was not offered"
+
+
+# an answer that begins with a Harmony channel name glued to its text (analysisThe…, assistantfinal{…, finalHello)
+FLAT_START_RE = re.compile(r"(?:assistant)?(?:analysis|final|commentary)(?=[A-Z{\[\"]|\s*to=)")

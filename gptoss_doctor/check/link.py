@@ -112,6 +112,9 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
     applicable = [e for e in chosen if engine_ok(e, engine)]
     exact = [e for e in named_engine if engine in e.engines] \
         if fid in KB_FIX_FIRST and fid not in engines.get(engine).own_fix_first else []
+    if fix and engines.get(engine).is_proxy:  # the doctor's own proxy-aware fix beats any engine flag from the KB
+        f.fix = fix
+        return f
     f.fix = (kb_fix(high) if high else "") or (kb_fix(exact[0]) if exact else "") or fix or \
         builtin_fix(fid, engine, target) or (kb_fix(applicable[0]) if applicable else "")
     return f

@@ -15,7 +15,7 @@ from gptoss_doctor.check import discover as E
 from gptoss_doctor.check import probes as P
 from gptoss_doctor.check.judge import (
     Collector, judge_context, judge_engine, judge_eos, judge_health, judge_models, judge_structured_leak,
-    proxy_backend_fault,
+    judge_proxy_backend, judge_same_refusal, judge_unoffered_tool_call, proxy_backend_fault,
 )
 from gptoss_doctor.check.link import build_finding
 from gptoss_doctor.check.result import CheckOptions, TargetResult
@@ -140,6 +140,9 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
         obs = out[2]
         col.extend(obs)
         judge_structured_leak(col, d.engine)
+        judge_unoffered_tool_call(col)
+        judge_same_refusal(col, d.engine)
+        judge_proxy_backend(col, d)
         proxy_fault = proxy_backend_fault(d, obs)
         if proxy_fault:
             detail, fix, text = proxy_fault
@@ -160,7 +163,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
         for fid, group in col.obs.items():
             for o in group:
                 if fid.startswith("probe.") and fid != "probe.harmony_error" and o.status in ("fail", "error") \
-                        and o.http_status is not None and (o.http_status >= 500 or o.http_status == 404):
+                        and o.http_status is not None and (o.http_status >= 500 or o.http_status in (404, 429)):
                     o.status, o.detail = "skip", f"not judged, the engine is unhealthy ({o.detail})"
                     o.evidence, o.error_text = [], ""
     tok = out[1]

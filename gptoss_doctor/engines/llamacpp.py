@@ -58,7 +58,7 @@ PROFILE = EngineProfile(
            **parser_fixes(
                tools="use a current llama-server build with the model's chat template (--jinja, the default in "
                      "current builds; never --no-jinja)",
-               reasoning="do not set --reasoning-format none (the default splits reasoning into reasoning_content); "
-                         "keep the model's chat template (--jinja)")},
+               reasoning="remove --reasoning-format none if it is set (the default splits reasoning into "
+                         "reasoning_content) and --no-jinja (the model's chat template is needed)")},
     own_fix_first=PARSER_FINDINGS,
 )

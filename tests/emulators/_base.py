@@ -5,6 +5,7 @@ tool-call delta style, ids, extra keys, extra routes).
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import time
@@ -35,7 +36,12 @@ FAULTS = (
     "backend_cooldown",
     "serial",  # answers one POST at a time (with ``delay``: a slow server that queues requests)
     "no_hf_cache",  # transformers serve started without a Hugging Face cache folder: /v1/models answers 500
+    "tool_server",  # vLLM --tool-server demo: the built-in python tool (code_interpreter) runs
+    "builtin_stream_output_lost",  # vLLM #30222: streamed, the python tool's output never reaches the model
 )
+
+# the one line of python the doctor's built-in tool probe asks for (a hash of a nonce); the emulated tool runs only it
+BUILTIN_CODE_RE = re.compile(r"import hashlib; print\(hashlib\.sha256\(b'([0-9a-f]{1,64})'\)\.hexdigest\(\)\[:12\]\)")
 
 SSE_CT = "text/event-stream; charset=utf-8"
 
@@ -439,6 +445,9 @@ class Engine(HTTPApp):
                       tool_output_lost=self.has("responses_tool_output_lost"))
         rid = self.response_id()
         items = self.response_items(turn)
+        if any(isinstance(t, dict) and t.get("type") == "code_interpreter" for t in body.get("tools") or []):
+            items = self.builtin_python_items(messages, lost=bool(body.get("stream"))
+                                              and self.has("builtin_stream_output_lost"))
         resp_obj = self.response_object(body, rid, items, turn, status="completed")
         if not (turn.harmony_error and not body.get("stream")):
             convo = list(messages)
@@ -455,6 +464,29 @@ class Engine(HTTPApp):
         if turn.harmony_error:
             return self.harmony_error_response(turn.harmony_error, turn)
         return json_response(resp_obj)
+
+    def builtin_python_items(self, messages: list, lost: bool) -> list:
+        """vLLM's built-in python tool: without --tool-server the tool is not offered and the model cannot run code;
+        with it, the call comes back as a reasoning item holding the code (non-streamed; streamed as
+        code_interpreter_call events) and the answer uses what it printed, unless the output is lost (#30222)."""
+        text = " ".join(str(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user")
+        m = BUILTIN_CODE_RE.search(text)
+
+        def reasoning(t: str) -> dict:
+            return {"id": self.item_id("reasoning"), "type": "reasoning", "summary": [],
+                    "content": [{"type": "reasoning_text", "text": t}], "encrypted_content": None, "status": None}
+
+        def message(t: str) -> dict:
+            return {"id": self.item_id("message"), "type": "message", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": t, "annotations": [], "logprobs": None}]}
+
+        if not self.has("tool_server") or not m:
+            return [reasoning("The user wants code run, but no python tool is available here."),
+                    message("I can't run code in this environment.")]
+        printed = hashlib.sha256(m.group(1).encode()).hexdigest()[:12]
+        seen = "The tool returned no output." if lost else f"The tool printed {printed}."
+        return [reasoning("The user wants me to run this with the python tool."), reasoning(m.group(0)),
+                reasoning(seen), message("I could not get the output of the tool." if lost else printed)]
 
     def responses_stream_headers(self) -> list:
         return [("content-type", "text/event-stream; charset=utf-8")]
@@ -518,7 +550,21 @@ class Engine(HTTPApp):
         yield ev("response.created", response=start)
         yield ev("response.in_progress", response=start)
         for idx, it in enumerate(items):
-            if it["type"] == "reasoning":
+            code = it["content"][0]["text"] if it["type"] == "reasoning" else ""
+            if BUILTIN_CODE_RE.fullmatch(code):  # the python call: vLLM's code_interpreter_call events
+                tid = "tool_" + uuid.uuid4().hex
+                call = {"type": "code_interpreter_call", "id": tid, "code": None, "container_id": "auto",
+                        "outputs": None, "status": "in_progress"}
+                yield ev("response.output_item.added", output_index=idx, item=call)
+                yield ev("response.code_interpreter_call.in_progress", output_index=idx, item_id=tid)
+                for p in M.text_pieces(code):
+                    yield ev("response.code_interpreter_call_code.delta", output_index=idx, item_id=tid, delta=p)
+                yield ev("response.code_interpreter_call_code.done", output_index=idx, item_id=tid, code=code)
+                yield ev("response.code_interpreter_call.interpreting", output_index=idx, item_id=tid)
+                yield ev("response.code_interpreter_call.completed", output_index=idx, item_id=tid)
+                yield ev("response.output_item.done", output_index=idx,
+                         item=dict(call, code=code, outputs=[], status="completed"))
+            elif it["type"] == "reasoning":
                 yield from self.responses_reasoning_events(ev, idx, it)
                 if turn.harmony_error and self.responses_cut_after_call:
                     continue  # this engine fails later, after the call (see below)

@@ -1,5 +1,6 @@
 """check, stage 2 (probe): small real requests to the gpt-oss model, judged for known failure signatures. One
-module per area: ``common`` (requests, observations, content checks), ``chat``, ``tools``, ``responses``, ``extras``
+module per area: ``common`` (requests, observations, content checks), ``chat``, ``tools``, ``responses``, ``builtin``
+(the Responses API's built-in python tool), ``extras``
 (structured output, /metrics). Each probe returns ``Obs`` observations (finding id, status, detail, evidence, and any
 server error text for the matcher); ``judge`` merges them into findings and ``link`` attaches the knowledge base."""
 
@@ -26,7 +27,9 @@ async def run_all(ctx: Ctx, deep: bool, chat_obs: Optional[list[Obs]] = None) ->
     jobs = [_done(chat_obs) if chat_obs is not None else chat(ctx), chat_stream(ctx),
             probe_extras.structured_output(ctx), probe_extras.saturation(ctx)]
     if deep:
-        jobs += [responses_stream(ctx), responses_two_turn(ctx)]
+        from gptoss_doctor.check.probes.builtin import builtin_tools
+
+        jobs += [responses_stream(ctx), responses_two_turn(ctx), builtin_tools(ctx)]
 
     async def tool_chain() -> list[Obs]:
         ns = await tools_task
@@ -39,7 +42,7 @@ async def run_all(ctx: Ctx, deep: bool, chat_obs: Optional[list[Obs]] = None) ->
         return out
 
     ids = ["probe.tools.call", "probe.chat", "probe.stream.framing", "probe.structured_output", "metrics.saturation",
-           "probe.responses", "probe.responses.tool_output"]
+           "probe.responses", "probe.responses.tool_output", "probe.responses.builtin_tools"]
     results = await asyncio.gather(*(guard(job, fid) for job, fid in zip([tool_chain(), *jobs], ids)))
     return [o for group in results for o in group]
 

@@ -11,7 +11,7 @@ from typing import Optional
 from gptoss_doctor import engines
 from gptoss_doctor.check import metrics as M
 from gptoss_doctor.check.probes.common import (
-    HARMONY_MARKUP_RE, Ctx, Obs, _body_payload, _message, error_message, http_failure,
+    HARMONY_MARKUP_RE, Ctx, Obs, _body_payload, _message, error_message, garbled, http_failure,
 )
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
@@ -80,7 +80,7 @@ async def structured_output(ctx: Ctx) -> list[Obs]:
         text = error_message(r.json(), r.text)
         for o in obs:
             o.error_text = text
-            if r.status is not None and 400 <= r.status < 500:
+            if r.status is not None and 400 <= r.status < 500 and r.status != 429:  # 429: busy, not a refusal
                 o.status = "warn"
                 o.detail = f"{where}: the server refused response_format (HTTP {r.status}): {text[:160]}"
         return obs
@@ -92,9 +92,16 @@ async def structured_output(ctx: Ctx) -> list[Obs]:
         return [Obs("probe.structured_output", "fail", f"{where}: Harmony markup in the JSON answer "
                     f"({content[:80]!r}): the grammar constrained the Harmony channels, not only the final answer",
                     [content[:200]], error_text=content[:2000])]
+    thought = msg.get("reasoning_content") or msg.get("reasoning") or ""
+    if garbled(content) or (not content.strip() and isinstance(thought, str) and garbled(thought)):
+        return [Obs("probe.structured_output", "skip", f"{where}: not judged: the model's output is not language "
+                    "(broken weights, quantisation or kernels)", [(content or str(thought))[:200]])]
     if not content.strip():
         why = "the reasoning used up max_tokens" if finish == "length" else f"finish_reason {finish}"
-        return [Obs("probe.structured_output", "warn", f"{where}: empty content ({why})", [json.dumps(obj)[:200]])]
+        fix = ("gpt-oss reasons before it answers and the reasoning counts against max_tokens: give requests with "
+               "response_format a larger max_tokens or reasoning_effort low") if finish == "length" else ""
+        return [Obs("probe.structured_output", "warn", f"{where}: empty content ({why})", [json.dumps(obj)[:200]],
+                    fix=fix)]
     try:
         data = json.loads(content)
     except (ValueError, RecursionError):
