@@ -236,6 +236,23 @@ def endless_sse(c: Conn) -> None:
         time.sleep(0.001)
 
 
+def slow_stream(c: Conn) -> None:
+    """A slow CPU server: plain answers at once, streams at three chunks a second for 20 seconds."""
+    if not c.json_body().get("stream"):
+        c.json({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi", "reasoning": "r"},
+                             "finish_reason": "stop"}]})
+        return
+    c.head(200, {"Content-Type": "text/event-stream"})
+    for _ in range(60):
+        if c.stopped:
+            return
+        try:
+            c.sock.sendall(CHUNK)
+        except OSError:
+            return
+        time.sleep(0.33)
+
+
 def endless_line(c: Conn) -> None:
     """An SSE stream that is one never-ending line (no newline ever)."""
     if not c.json_body().get("stream"):
@@ -376,6 +393,7 @@ BEHAVIOURS: dict[str, Handler] = {
     "not_object": not_object,
     "html": html,
     "slow_drip": slow_drip,
+    "slow_stream": _llm_or(slow_stream),
     "blackhole": blackhole,
     "reset_mid_stream": _llm_or(reset_mid_stream),
     "echo_key": echo_key,

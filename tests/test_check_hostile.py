@@ -199,3 +199,15 @@ def test_wording_points_the_right_way(behaviour, fid, words):
     text = json.dumps(doc)
     assert "overloaded" not in text and "closed by the server" not in text
     assert "not an OpenAI-compatible" not in checks.get("reach.redirect", {}).get("detail", "")
+
+
+def test_a_slow_stream_still_delivering_at_the_deadline_is_slowness_not_a_cut(cli):
+    """Real transformers serve on a busy CPU streamed garbage at a few tokens a second past --timeout: that is a slow
+    server (warn, raise --timeout), not a stream cut by a crash or a proxy."""
+    with hostile("slow_stream") as srv:
+        r = cli("check", "--json", "--timeout", "3", srv.url)
+    f = {c["id"]: c for c in r.json()["targets"][0]["checks"]}
+    framing = f["probe.stream.framing"]
+    assert framing["status"] == "warn", framing
+    assert "still streaming" in framing["detail"] and "--timeout" in framing["fix"]
+    assert "cut" not in framing["fix"]

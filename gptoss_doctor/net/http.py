@@ -179,6 +179,14 @@ class StreamResult(_Exchange):
     done: bool = False  # saw data: [DONE]
     ended: str = ""  # done | eof | max_events | max_bytes | timeout | reset | line_too_long | error | not_sse
     bytes_read: int = 0
+    last_event_at: float = 0.0  # time.monotonic() of the last event: a timed-out stream still delivering is slow
+
+    def still_streaming(self, within: float = 5.0, max_rate: float = 100.0) -> bool:
+        """Did the stream time out while events were still arriving at a generation's pace (a slow server, neither a
+        stalled one nor an endless flood)?"""
+        rate = len(self.events) / max(self.elapsed, 1e-3)
+        return (self.ended == "timeout" and len(self.events) > 1 and rate < max_rate
+                and time.monotonic() - self.last_event_at < within)
 
     def as_response(self) -> Response:
         return Response(self.method, self.url, self.status, self.headers, self.body, error=self.error,
@@ -438,6 +446,7 @@ class Client:
                     raise asyncio.TimeoutError()
                 for ev in parser.feed(chunk):
                     res.events.append(ev)
+                    res.last_event_at = time.monotonic()
                     if ev.is_done:
                         res.done = True
                         res.ended = "done"

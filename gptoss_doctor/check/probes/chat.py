@@ -135,6 +135,12 @@ def framing_obs(res: StreamResult, what: str, s: StreamSummary, engine: str = ""
         problems.append(f"the stream ended without data: [DONE] ({len(res.events)} events)")
     if s.bad_json:
         problems.append(f"{s.bad_json} data: lines are not JSON objects")
+    if problems == [res.error_message] and res.still_streaming() and not s.error_texts:
+        return [Obs("probe.stream.framing", "warn", f"{what}: still streaming when the deadline came "
+                    f"({len(res.events)} events in {res.elapsed:.0f} s): the server is slow, the stream is not broken",
+                    [f"{len(res.events)} events, {res.bytes_read} bytes, ended: timeout while events arrived"],
+                    fix="raise --timeout for slow hardware; check the server's load (see Saturation) if it is "
+                        "usually faster")]
     if problems:
         if s.error_texts:
             fix = "read the error event: it names the failing component (see the references)"
