@@ -330,6 +330,17 @@ def judge_structured_leak(col: Collector, engine: str) -> None:
 
 
 
+def judge_hidden_parser(col: Collector) -> None:
+    """A Harmony error on the tool request (a stale stop-token config) ends it before any tool parser runs, so
+    whether the parser flags are set cannot be seen: say so, instead of staying silent about a second fault."""
+    if "probe.tools.no_parser" in col.obs:
+        return
+    if any(o.status == "fail" for o in col.obs.get("probe.harmony_error", [])) and \
+            any(o.status == "fail" and "HarmonyError" in o.detail for o in col.obs.get("probe.tools.call", [])):
+        col.add("probe.tools.no_parser", "skip", "not judged: the Harmony error ended the tool request before any "
+                "tool parser ran; run the check again after fixing it to see whether the tool parser is enabled")
+
+
 def judge_same_refusal(col: Collector, engine: str) -> None:
     """A streamed tool call refused with the same HTTP error as the non-streamed one has the same cause and fix
     (llama.cpp --no-jinja: "tools param requires --jinja flag" both ways), not a streaming bug."""

@@ -191,7 +191,8 @@ class VLLM(Engine):
 
     def plan_chat(self, body: dict) -> M.Turn:
         turn = super().plan_chat(body)
-        if self.vt >= (0, 26) and self.has("no_tool_parser") and turn.wanted_tool is not None and not turn.tool_calls:
+        if self.vt >= (0, 26) and self.has("no_tool_parser") and turn.wanted_tool is not None and not turn.tool_calls \
+                and not self.has("garbage"):  # random weights never reach <|call|> (recorded e2_fresh_noparsers)
             # recorded on vLLM 0.26.0 without --tool-call-parser/--enable-auto-tool-choice
             # (../shared/real/vllm-0.26.0/e8_puppet_fresh_noparsers): content null, stop_reason 200012, no tool_calls
             turn.content, turn.finish_reason, turn.stop_token = None, "stop", M.CALL_ID
