@@ -221,3 +221,20 @@ def test_a_startup_warning_that_only_mentions_errors_is_not_an_error():
     p = parse_text(line + "\n(APIServer pid=591) ERROR 11-23 00:12:00 [serving_chat.py:1145] "
                    "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006\n")
     assert [e.kind for e in p.errors] == ["harmony"]
+
+
+def test_llama_server_vocabulary_setup_and_template_dump_are_not_leaked_output():
+    """Recorded llama-server b1-0c1e570 start-up lines (../shared/real): the loader names Harmony tokens while setting
+    them up, and the server prints its chat template source; neither is model output."""
+    from gptoss_doctor.explain.artifacts import recognise
+
+    text = ("0.03.257.939 W load: setting token '<|channel|>' (200005) attribute to USER_DEFINED (16), old attributes: 8\n"
+            "0.03.257.990 W load: special_eog_ids contains both '<|return|>' and '<|call|>', or '<|calls|>' and "
+            "'<|flush|>' tokens, removing '<|end|>' and '<|flush|>' tokens from EOG list\n"
+            '            {{- "<|start|>assistant<|channel|>final<|message|>" + message.content + "<|end|>" }}\n'
+            '        {{- "<|start|>user<|message|>" + message.content + "<|end|>" }}\n')
+    assert [e.kind for e in parse_text(text).errors] == []
+    assert recognise(text) == ([], [])
+    # the same tokens in real output are still recognised
+    arts, messages = recognise("<|channel|>final<|message|>Hello<|return|>")
+    assert arts and messages

@@ -223,6 +223,11 @@ def _layer(proxy_seen: bool) -> str:
 def recognise(text: str, *, proxy_seen: bool = False) -> tuple[list[Artifact], list[HarmonyMessage]]:
     """Artifacts in ``text`` and the Harmony messages recovered from it."""
     arts: list[Artifact] = []
+    if "<|" in text and ("{{" in text or "{%" in text or "attribute to" in text or "special_eog_ids" in text):
+        from gptoss_doctor.explain.parse import TOKEN_SETUP_RE
+
+        # a server log also prints its chat template and vocabulary set-up: those name Harmony tokens, not output
+        text = "\n".join(line for line in text.splitlines() if not TOKEN_SETUP_RE.search(line))
     messages = parse_harmony(text) if "<|" in text else []
     if messages:
         tools = [m.tool_name for m in messages if m.tool_name]

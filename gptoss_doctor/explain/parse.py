@@ -95,6 +95,10 @@ OLLAMA_RE = _Lazy(r'level=(\w+) source=([\w./-]+:\d+) msg="((?:[^"\\]|\\.)*)"(?:
 # a WARNING/INFO line that only mentions errors as something that could happen ("This can cause fd limit errors
 # like …", "failed to automatically increase …") is start-up advice, not an error report
 ADVICE_RE = _Lazy(r"\bcan cause\b|\bmay cause\b|\bConsider (?:increasing|setting|using)\b", re.I)
+# lines that name Harmony tokens without carrying model output: llama.cpp's vocabulary set-up at load ("setting
+# token '<|channel|>' (200005) attribute to USER_DEFINED", "special_eog_ids contains both '<|return|>' and
+# '<|call|>'") and chat-template source printed at start-up ({{- "<|start|>…" }}, {% … %})
+TOKEN_SETUP_RE = _Lazy(r"\bsetting token '<\|[^']*\|>' \(\d+\) attribute\b|\bspecial_eog_ids\b|\bcontrol token:|\{\{-?|\{%-?")
 QUIET_LEVEL_RE = _Lazy(r"^\s*(?:\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*)?(?:WARNING|WARN|INFO|DEBUG)\b"
                        r"|^\s*\d{4}-\d\d-\d\d[ T][\d:.,]+\s*(?:-\s*[\w.]+\s*-\s*)?(?:WARNING|WARN|INFO|DEBUG)\b|.*\blevel=(?:WARN|INFO|DEBUG)\b")
 EXC_LINE_RE = _Lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
@@ -377,7 +381,8 @@ class Scanner:
         if exc:
             self._add(ParsedError("exception", line[:2000], exception=exc.group(1), line=lineno, engine=engine), raw)
             return
-        if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw) and "prompt" not in line.lower():
+        if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw) and "prompt" not in line.lower() \
+                and not TOKEN_SETUP_RE.search(line):
             self._add(ParsedError("harmony-leak", line[:500], line=lineno, engine=engine), raw)
             return
         if LEVEL_ERROR_RE.search(raw) and not (quiet and ADVICE_RE.search(line)):
