@@ -238,3 +238,19 @@ def test_llama_server_vocabulary_setup_and_template_dump_are_not_leaked_output()
     # the same tokens in real output are still recognised
     arts, messages = recognise("<|channel|>final<|message|>Hello<|return|>")
     assert arts and messages
+
+
+def test_a_traceback_ending_in_an_exception_not_named_error_is_read(cli):
+    """Recorded transformers serve 5.23.0 log (../shared/real): the traceback ends in huggingface_hub's
+    CacheNotFound (no Error suffix); it must be read as the error, not swallow the lines after it, and the 500 access
+    lines that differ only in client ports count as one."""
+    from tests.realservers import SHARED_REAL
+
+    log = SHARED_REAL / "transformers-serve-5.23.0" / "server-logs" / "no-hf-cache-dir.log"
+    r = cli("explain", "--json", "-f", str(log))
+    doc = r.json()
+    tb = [e for e in doc["errors"] if e["kind"] == "traceback"]
+    assert tb and tb[0]["message"].startswith("huggingface_hub.errors.CacheNotFound: Cache directory not found")
+    access = [e for e in doc["errors"] if "GET /v1/models" in e["message"]]
+    assert len(access) == 1 and access[0]["count"] > 1, access
+    assert doc["matches"][0]["id"] == "transformers-serve-models-500-hf-cache-missing"

@@ -101,6 +101,10 @@ ADVICE_RE = _Lazy(r"\bcan cause\b|\bmay cause\b|\bConsider (?:increasing|setting
 TOKEN_SETUP_RE = _Lazy(r"\bsetting token '<\|[^']*\|>' \(\d+\) attribute\b|\bspecial_eog_ids\b|\bcontrol token:|\{\{-?|\{%-?")
 QUIET_LEVEL_RE = _Lazy(r"^\s*(?:\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*)?(?:WARNING|WARN|INFO|DEBUG)\b"
                        r"|^\s*\d{4}-\d\d-\d\d[ T][\d:.,]+\s*(?:-\s*[\w.]+\s*-\s*)?(?:WARNING|WARN|INFO|DEBUG)\b|.*\blevel=(?:WARN|INFO|DEBUG)\b")
+# the line that ends a traceback may name an exception whose class does not end in Error/Exception
+# (huggingface_hub.errors.CacheNotFound, StopIteration): a dotted or CamelCase name, a colon, the message
+DIGITS_RE = _Lazy(r"\d+")
+TB_EXC_RE = _Lazy(r"^((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Z][a-z]\w*)(?::\s?(.*))?$")
 EXC_LINE_RE = _Lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
 EXC_INLINE_RE = _Lazy(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
 SDK_RE = _Lazy(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
@@ -313,7 +317,10 @@ class Scanner:
                     self.result.tool_names.append(name)
 
     def _add(self, err: ParsedError, raw: str | None = None) -> None:
-        key = f"{err.kind}\0{err.message[:500]}"
+        msg = err.message[:500]
+        if err.kind == "log-error":  # access-log lines differ only in client ports, ids and times
+            msg = DIGITS_RE.sub("N", msg)
+        key = f"{err.kind}\0{msg}"
         prev = self._index.get(key)
         if prev is not None:
             prev.count += 1
@@ -396,7 +403,7 @@ class Scanner:
             self._tb.append(frame)
             self._hint(fm.group(1))
             return
-        exc = EXC_LINE_RE.match(line)
+        exc = EXC_LINE_RE.match(line) or TB_EXC_RE.match(line)
         if exc and not line.startswith(" "):
             kind, code = classify_message(line)
             frames = self._tb[-12:]
