@@ -79,7 +79,10 @@ PROFILE = EngineProfile(
                           "--enable-auto-tool-choice --tool-call-parser openai",
         "models.context": "start vLLM with --max-model-len 131072 (or what fits in memory)",
         **parser_fixes(
-        tools="use vLLM >= 0.10.2 and start it with --enable-auto-tool-choice --tool-call-parser openai",
+        # both flags: for gpt-oss, vLLM extracts tool calls only when both are set and skips its '"auto" tool choice
+        # requires ...' 400, so one alone answers exactly like neither; --enable-auto-tool-choice alone does not start
+        tools="use vLLM >= 0.10.2 and start it with both --enable-auto-tool-choice and --tool-call-parser openai "
+              "(either alone gives the same answer as neither)",
         reasoning="start vLLM with --reasoning-parser openai_gptoss (and a current release)"),
     },
     fix_hook=_fix_hook,

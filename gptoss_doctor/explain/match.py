@@ -30,7 +30,9 @@ MAX_SCAN = 1 << 20  # how much of a pasted text is searched for known messages
 # a text about gpt-oss: the model, its format, its tokens or its reasoning settings
 GPTOSS_RE = re.compile(
     r"gpt[-_ ]?oss|harmony|o200k|<\|(?:channel|message|start|call|return|constrain)\|>|\b(?:199998|199999|"
-    r"20000[0-9]|2000[1-9]\d)\b|mxfp4|assistantfinal|\b(?:20|120)b\b", re.I)
+    r"20000[0-9]|2000[1-9]\d)\b|assistantfinal", re.I)
+# hints that point to gpt-oss only when no other model is named: MXFP4 quants and 20b/120b sizes exist for others
+WEAK_GPTOSS_RE = re.compile(r"mxfp4|\b(?:20|120)b\b", re.I)
 # another model family named, without gpt-oss: a lexical resemblance is not a diagnosis
 OTHER_MODEL_RE = re.compile(
     r"\b(?:qwen\d*|llama[- ]?[234]|llama3|mistral|mixtral|deepseek|gemma\d*|glm-?\d|kimi|phi-?\d|granite|"
@@ -260,11 +262,14 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     structured = [e.message for e in parsed.errors if e.kind not in ("log-error", "harmony-leak", "flattened")]
     lex_text = "\n".join(structured[:50]) if structured else body[:8000]
     lex_text = PATH_RE.sub(" ", lex_text)
-    gptoss = bool(GPTOSS_RE.search(body[:65536])) or bool(parsed.token_ids)
+    head = body[:65536]
+    other_model = bool(OTHER_MODEL_RE.search(head))
+    gptoss = bool(GPTOSS_RE.search(head)) or bool(parsed.token_ids) or (
+        not other_model and bool(WEAK_GPTOSS_RE.search(head)))
     return _Query(
         messages=messages, haystack=_norm(body), shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
         findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
-        gptoss=gptoss, other_model=bool(OTHER_MODEL_RE.search(body[:65536])), prose=not structured and _is_prose(lex_text))
+        gptoss=gptoss, other_model=other_model, prose=not structured and _is_prose(lex_text))
 
 
 _PROSE_WORDS = frozenset("""i my we our it is are was the a an and but when with not does doesn't don't can't cannot

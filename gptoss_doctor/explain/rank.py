@@ -30,7 +30,7 @@ COMMON = frozenset("gpt oss gpt-oss openai model models 20b 120b gpt-oss-20b gpt
 FIELD_WEIGHTS = {"title": 3.0, "messages": 3.0, "symptoms": 2.0, "summary": 1.0, "causes": 1.0, "variants": 1.0,
                  "fixes": 0.5, "engines": 1.0}
 K1, B = 1.2, 0.5
-VERSION = 1  # bump when the tokeniser or the index layout changes: cached indexes are keyed by it
+VERSION = 2  # bump when the tokeniser or the index layout changes: cached indexes are keyed by it
 
 
 def _stem(w: str) -> str:
@@ -40,6 +40,18 @@ def _stem(w: str) -> str:
         if len(w) > len(suf) + 3 and w.endswith(suf):
             return w[: -len(suf)]
     return w
+
+
+# words users and maintainers use for the same thing: each also yields its concept term, so a report saying
+# "gibberish" meets an entry saying "garbage", "thinking" meets "reasoning", "blank" meets "empty"
+CONCEPTS = {
+    **dict.fromkeys(("garbage", "gibberish", "garbl", "nonsense", "junk", "corrupt", "corrupted"), "~garbage"),
+    **dict.fromkeys(("think", "thinking", "thought", "reason", "analysi"), "~reason"),
+    **dict.fromkeys(("empty", "blank", "nothing"), "~empty"),
+    **dict.fromkeys(("hang", "stuck", "freez", "froze", "frozen"), "~hang"),
+    **dict.fromkeys(("crash", "segfault", "abort", "core dump"), "~crash"),
+    **dict.fromkeys(("loop", "repeat", "repetit", "repetition"), "~repeat"),
+}
 
 
 def _keep_number(w: str) -> bool:
@@ -63,7 +75,11 @@ def tokens(text: str) -> list[str]:
                 if _keep_number(p):
                     out.append(p)
             elif len(p) >= 2 and p not in STOPWORDS:
-                out.append(_stem(p))
+                st = _stem(p)
+                out.append(st)
+                concept = CONCEPTS.get(st)
+                if concept:
+                    out.append(concept)
     return out
 
 
