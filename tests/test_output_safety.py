@@ -72,3 +72,19 @@ def test_markdown_text_escapes_syntax_and_html():
     t = markdown_text("x\n## H </details><img src=x onerror=alert(1)> | `y`")
     assert "<" not in t and ">" not in t.replace("&gt;", "") and "\n" not in t and "\\|" in t
     assert json.dumps(t)  # one plain string
+
+
+def test_a_word_wider_than_the_line_is_cut_unless_it_is_a_url_or_a_path():
+    import io
+
+    from gptoss_doctor.output.sink import Output
+
+    buf = io.StringIO()
+    out = Output(stdout=buf)
+    out.width = 40
+    blob = '{"id":"248ff675","choices":[{"finish_reason":"stop","index":0}]}'  # a server's JSON, one "word"
+    url = "https://github.com/vllm-project/vllm/issues/22519#issuecomment-123456789"
+    assert all(len(line) <= 40 for line in out._wrap("evidence: " + blob, 10))
+    kept = "".join(line.strip() for line in out._wrap("evidence: " + blob, 10))
+    assert kept.replace(" ", "") == "evidence:" + blob  # every character kept, only split
+    assert url in out._wrap("see: " + url, 10)[-1]  # kept whole: it stays clickable

@@ -49,8 +49,8 @@ def check(out: Output, report) -> None:
                 if f.status in ("pass", "skip"):
                     f.evidence = []
                 elif f.fix or f.references:
-                    # one root cause often fails several checks: print its fix and links once
-                    key = (f.fix, tuple(f.references[:3]))
+                    # one root cause often fails several checks: print its fix and links once (the JSON keeps all)
+                    key = f.fix or tuple(f.references[:3])
                     if key in seen:
                         f.fix, f.references = f"as for '{seen[key]}' above", []
                         f.evidence = [e for e in f.evidence if not e.startswith("matched: ")]

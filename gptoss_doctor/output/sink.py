@@ -127,9 +127,12 @@ class Output:
         import textwrap
 
         lead = len(text) - len(text.lstrip(" "))
+        indent = min(hang, self.width // 2)
+        # a word wider than the line is cut, unless it is a URL or a path (kept whole so it stays usable)
+        cut = any(len(w) > self.width - indent and not w.startswith(("http://", "https://", "/", "~/", "./"))
+                  for w in text.split())
         lines = textwrap.wrap(text.lstrip(" "), self.width, initial_indent=" " * lead,
-                              subsequent_indent=" " * min(hang, self.width // 2),
-                              break_long_words=False, break_on_hyphens=False)
+                              subsequent_indent=" " * indent, break_long_words=cut, break_on_hyphens=False)
         return lines or [text]
 
     # -- human output (stdout) ------------------------------------------------
