@@ -57,7 +57,7 @@ def _health(d, col) -> bool:
 
 PROFILE = EngineProfile(
     name="ollama", label="Ollama", default_port=11434, tracker="ollama/ollama",
-    log_hints=(r"source=\w+\.go:\d+|harmonyparser\.go|\bollama\b|\bOllama\b",),
+    log_hints=(r"source=\w+\.go:\d+|harmonyparser\.go|\bollama\b|\bOllama\b|\bgpt-oss:(?:20b|120b|latest)\b",),
     rules=RULES,
     read_version=signal_field("api_version", "version"), enrich=_show, judge_health=_health,
     version_rule=older_than((0, 11, 4), "Ollama {version} predates the gpt-oss tool-template fixes of 0.11.4"),
