@@ -46,11 +46,13 @@ SCENARIOS = [
     ("transformers-serve-5.23.0/no-hf-cache-dir", "transformers", "5.23.0", ("no_hf_cache",), None, 1,
      {"models.listed": ("warn", "cache folder")}, ANY_FLAG + ("buffer",)),
     ("litellm-1.109.1/no-master-key-backend-llama-key-wrong", "litellm", "1.109.1", ("backend_key_wrong",), None, 1,
-     {"health": ("fail", "proxy's API key")}, ANY_FLAG + ("--api-key",)),
+     {"health": ("fail", "proxy's API key"), "probe.tools.call": ("skip", "backend refused it"),
+      "probe.structured_output": ("skip", "backend refused it")},
+     ANY_FLAG + ("--api-key", "parser", "restart", "structured-output", "buffer")),
     ("litellm-1.109.1 backend in cooldown", "litellm", "1.109.1", ("backend_cooldown",), None, 1,
-     {"health": ("fail", "cooldown")}, ANY_FLAG + ("buffer",)),
+     {"health": ("fail", "cooldown")}, ANY_FLAG + ("buffer", "parser", "restart", "structured-output")),
     ("litellm-1.109.1 backend down", "litellm", "1.109.1", ("dead",), None, 1,
-     {"health": ("fail", "backend")}, ANY_FLAG),
+     {"health": ("fail", "backend")}, ANY_FLAG + ("parser", "structured-output", "buffer")),
 ]
 
 

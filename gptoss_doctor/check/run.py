@@ -136,6 +136,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
         judge_engine(d, col)
     if isinstance(out[0], list):  # enrich() failed inside: its error observation
         col.extend(out[0])
+    proxy_fault = None
     if len(out) > 2:
         obs = out[2]
         col.extend(obs)
@@ -163,10 +164,13 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
         # one root cause, one failure: requests refused by a dead engine are not judged separately
         for fid, group in col.obs.items():
             for o in group:
-                if fid.startswith("probe.") and fid != "probe.harmony_error" and o.status in ("fail", "error") \
-                        and o.http_status is not None and (o.http_status >= 500 or o.http_status in (404, 429)):
-                    o.status, o.detail = "skip", f"not judged, the engine is unhealthy ({o.detail})"
-                    o.evidence, o.error_text = [], ""
+                if fid.startswith("probe.") and fid != "probe.harmony_error" and o.status in ("fail", "error", "warn") \
+                        and o.http_status is not None and (o.http_status >= 500 or o.http_status in (404, 429)
+                                                           or (proxy_fault is not None and o.http_status >= 400)):
+                    # behind a proxy whose backend refuses every request (its key, a cooldown), any refusal is that
+                    why = "the proxy's backend refused it, see health" if proxy_fault else "the engine is unhealthy"
+                    o.status, o.detail = "skip", f"not judged, {why} ({o.detail})"
+                    o.evidence, o.error_text, o.fix = [], "", ""
     tok = out[1]
     if tok.status == "error" and col.health_failed:
         tok.status, tok.detail = "skip", f"not judged, the engine is unhealthy ({tok.detail})"
