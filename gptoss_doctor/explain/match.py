@@ -57,8 +57,21 @@ _SHAPE_SUBS = [
 ]
 
 
+# the fixed words of Python's own exception templates ("ImportError: cannot import name 'X' from 'Y'", "No module
+# named 'X'", "'X' object has no attribute 'Y'"): a message whose fixed part is only these says nothing specific
+# once its names are replaced
+_TEMPLATE_WORDS = frozenset(
+    "cannot import name from no module named object has attribute is not the of to for in on at an and or got "
+    "unexpected keyword argument expected but found invalid failed error exception key value type with".split())
+
+
 def _literal_words(shaped: str) -> int:
     return sum(1 for w in re.findall(r"[a-z]{2,}", shaped))
+
+
+def _specific_words(shaped: str) -> int:
+    return sum(1 for w in re.findall(r"[a-z]{2,}", shaped)
+               if w not in _TEMPLATE_WORDS and not w.endswith(("error", "exception")))
 
 
 def shape(text: str) -> str:
@@ -162,7 +175,7 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
             return 0.8 + min(0.1, len(known) / 500), f'the text quotes the known message "{raw}"'
     for shp, raw in zip(ix.shapes(i), e.messages):
         # only messages with enough fixed wording: "no module named Q" would match every missing module
-        if len(shp) >= 16 and _literal_words(shp) >= 5 and shp in q.shaped:
+        if len(shp) >= 16 and _literal_words(shp) >= 5 and _specific_words(shp) >= 2 and shp in q.shaped:
             return 0.74, f'the text has the known message "{raw}" (with other names or numbers)'
     for rx in ix.patterns(i):
         for m in q.messages:
