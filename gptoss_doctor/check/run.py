@@ -169,7 +169,9 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
                                                            or (proxy_fault is not None and o.http_status >= 400)):
                     # behind a proxy whose backend refuses every request (its key, a cooldown), any refusal is that
                     why = "the proxy's backend refused it, see health" if proxy_fault else "the engine is unhealthy"
-                    o.status, o.detail = "skip", f"not judged, {why} ({o.detail})"
+                    # the refusal is quoted once, under health: here only what was refused and the status
+                    short = re.sub(r"(HTTP \d{3}\)?).*", r"\1", o.detail, flags=re.S)
+                    o.status, o.detail = "skip", f"not judged, {why} ({short})"
                     o.evidence, o.error_text, o.fix = [], "", ""
     tok = out[1]
     if tok.status == "error" and col.health_failed:
