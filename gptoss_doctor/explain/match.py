@@ -65,6 +65,11 @@ _TEMPLATE_WORDS = frozenset(
     "unexpected keyword argument expected but found invalid failed error exception key value type with".split())
 
 
+def _names_provider(e: kb.Entry, provider: str) -> bool:
+    word = provider.lower().split()[0] if provider.strip() else ""
+    return bool(word) and word in f"{e.id} {e.title} {e.summary}".lower()
+
+
 def _literal_words(shaped: str) -> int:
     return sum(1 for w in re.findall(r"[a-z]{2,}", shaped))
 
@@ -237,10 +242,12 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str]]]:
                 score -= 0.12
                 evidence.append(f"but the text is from {', '.join(real_engines)}, which this issue does not name")
         if clients and score > 0:
-            named = [k for k in clients if k in e.engines]
+            # "hosted" covers many providers: an entry about Groq is not favoured by a text about Bedrock
+            named = [k for k in clients if k in e.engines and (k != "hosted" or _names_provider(e, clients[k]))]
             if named:
                 score += 0.06
-                evidence.append(f'the text is about {named[0]} ("{clients[named[0]][:60]}"), which this issue names')
+                what = clients[named[0]][:60] if named[0] == "hosted" else f'{named[0]} ("{clients[named[0]][:60]}")'
+                evidence.append(f"the text is about {what}, which this issue names")
         if found and not q.gptoss and set(found) <= GENERIC_FINDINGS and not why:
             # a tool call written as JSON text is what any model without a parser produces: without a sign of
             # gpt-oss it is a lead, not a diagnosis

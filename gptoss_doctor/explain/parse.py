@@ -60,8 +60,9 @@ FLATTENED_RE = _Lazy(r"assistant(?:final|commentary)\b|^\s*analysis[A-Z]", re.M)
 # --- engine hints from log prefixes and paths ---------------------------------------------------
 # engines first (their profiles hold the patterns), then clients and hosted services: a client hint favours the
 # entries naming it, never one that rules others out
-ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, _Lazy(p)) for e, p in [
-    *engines.log_hints(),
+ENGINE_HINTS: list[tuple[str, re.Pattern]] = [(e, _Lazy(p)) for e, p in engines.log_hints()] + [
+    # clients and hosted services are named in any case by the people who paste ("LangChain", "Open WebUI", "Bedrock")
+    (e, _Lazy(p, re.I)) for e, p in [
     ("codex", r"\bcodex\b|\bCodex CLI\b"),
     ("openai-agents", r"\bopenai[-_]agents\b|\bAgents SDK\b|\bRunner\.run\b"),
     ("langchain", r"\blang(?:chain|graph)\b|\bChatOpenAI\b|\bAIMessage\b|\bChatOllama\b"),
