@@ -87,6 +87,14 @@ CASES = sorted(p for folder in ("hub-cache-openai-gpt-oss-20b", "scripted-tool-c
                for p in (TRANSFORMERS / folder).glob("[0-9][0-9]-*.txt"))
 
 
+def replay(base: str, req: dict) -> httpx.Response:
+    """Send a recorded request (its JSON or raw body, as recorded) to an emulator at ``base``."""
+    kw = {"json": req["json"]} if "json" in req else {"content": req["raw"].encode()} if "raw" in req else {}
+    if kw:
+        kw["headers"] = {"content-type": "application/json"}
+    return httpx.request(req["method"], base + req["path"], timeout=10, **kw)
+
+
 def test_the_recordings_are_there():
     assert len(CASES) >= 20, f"recorded transformers serve exchanges missing under {TRANSFORMERS}"
 
@@ -96,10 +104,7 @@ def test_transformers_serve_emulator_matches_the_recording(path):
     rec = parse_capture(path)
     req, want = rec["request"], rec["response"]
     with serve("transformers", model="openai/gpt-oss-20b") as srv:
-        kw = {"json": req["json"]} if "json" in req else {"content": req["raw"].encode()} if "raw" in req else {}
-        if kw:
-            kw["headers"] = {"content-type": "application/json"}
-        r = httpx.request(req["method"], srv.url + req["path"], timeout=10, **kw)
+        r = replay(srv.url, req)
     got = visible(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
     expected = visible(want["status"], want["headers"], want["body"])
     if expected["type"] == "sse" and want.get("truncated"):
@@ -219,10 +224,7 @@ def test_llamacpp_emulator_matches_the_recording(path, faults):
     rec = parse_capture(path)
     req, want = rec["request"], rec["response"]
     with serve("llama.cpp", version="b1-0c1e570", faults=faults) as srv:
-        kw = {"json": req["json"]} if "json" in req else {"content": req["raw"].encode()} if "raw" in req else {}
-        if kw:
-            kw["headers"] = {"content-type": "application/json"}
-        r = httpx.request(req["method"], srv.url + req["path"], timeout=10, **kw)
+        r = replay(srv.url, req)
     got = _top_shape(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
     expected = _top_shape(want["status"], want["headers"], want["body"])
     if want.get("truncated"):  # the recorder kept only the start: the framing and JSON keys after the cut are unknown
@@ -243,10 +245,7 @@ def test_litellm_emulator_matches_the_recording(path, faults):
     rec = parse_capture(path)
     req, want = rec["request"], rec["response"]
     with serve("litellm", version="1.109.1", faults=faults, model="gpt-oss-20b") as srv:
-        kw = {"json": req["json"]} if "json" in req else {"content": req["raw"].encode()} if "raw" in req else {}
-        if kw:
-            kw["headers"] = {"content-type": "application/json"}
-        r = httpx.request(req["method"], srv.url + req["path"], timeout=10, **kw)
+        r = replay(srv.url, req)
     got = _top_shape(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
     expected = _top_shape(want["status"], want["headers"], want["body"])
     if want.get("truncated") or path.parent.name.endswith("scripted-tool"):
