@@ -88,3 +88,5 @@ def test_a_word_wider_than_the_line_is_cut_unless_it_is_a_url_or_a_path():
     kept = "".join(line.strip() for line in out._wrap("evidence: " + blob, 10))
     assert kept.replace(" ", "") == "evidence:" + blob  # every character kept, only split
     assert url in out._wrap("see: " + url, 10)[-1]  # kept whole: it stays clickable
+    mixed = out._wrap(f"evidence: {blob} see {url}", 10)  # cut JSON and a URL in one line of text
+    assert any(line.strip() == url for line in mixed) and all(len(line) <= 40 for line in mixed if url not in line)

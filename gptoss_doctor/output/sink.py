@@ -128,11 +128,14 @@ class Output:
 
         lead = len(text) - len(text.lstrip(" "))
         indent = min(hang, self.width // 2)
-        # a word wider than the line is cut, unless it is a URL or a path (kept whole so it stays usable)
-        cut = any(len(w) > self.width - indent and not w.startswith(("http://", "https://", "/", "~/", "./"))
-                  for w in text.split())
-        lines = textwrap.wrap(text.lstrip(" "), self.width, initial_indent=" " * lead,
-                              subsequent_indent=" " * indent, break_long_words=cut, break_on_hyphens=False)
+        # a word wider than the line (a server's one-word JSON) is cut into line-wide pieces, unless it is a URL or
+        # a path, kept whole so it stays usable; two pieces never fit on one line, so no space shows between them
+        room = max(1, self.width - max(indent, lead))
+        words = [" ".join(w[i:i + room] for i in range(0, len(w), room))
+                 if len(w) > room and not w.startswith(("http://", "https://", "/", "~/", "./")) else w
+                 for w in text.lstrip(" ").split(" ")]
+        lines = textwrap.wrap(" ".join(words), self.width, initial_indent=" " * lead,
+                              subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False)
         return lines or [text]
 
     # -- human output (stdout) ------------------------------------------------
