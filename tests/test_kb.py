@@ -48,6 +48,8 @@ def test_every_finding_id_check_emits_is_known_to_some_entry():
     (lambda d: d.update(references=[{"url": "http://insecure.example"}]), "https"),
     (lambda d: d.update(fixes=[{"command": "x"}]), "each fix needs 'step'"),
     (lambda d: d.update(extra="x"), "unknown key 'extra'"),
+    # a leaked reply's markup quote-matches every leak, whatever its cause; a real error text stays allowed
+    (lambda d: d["signatures"].update(messages=["<|channel|>analysis<|message|>"]), "only Harmony markup"),
 ])
 def test_schema_problems_are_reported(mutate, needle):
     raw = kb.get("stale-generation-config-call-token").to_json()
@@ -55,6 +57,13 @@ def test_schema_problems_are_reported(mutate, needle):
     mutate(raw)
     errs = kb.validate_raw(raw, "stale-generation-config-call-token.yaml")
     assert any(needle in e for e in errs), errs
+
+
+def test_markup_with_a_name_or_error_text_is_a_valid_message():
+    raw = kb.get("stale-generation-config-call-token").to_json()
+    raw["signatures"] = {k: v for k, v in raw["signatures"].items() if v}
+    raw["signatures"]["messages"] = ["query_dataset<|channel|>commentary", "Unexpected token 200012"]
+    assert kb.validate_raw(raw, "stale-generation-config-call-token.yaml") == []
 
 
 def test_unsafe_yaml_is_refused(tmp_path):

@@ -159,6 +159,10 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         for key in ("messages", "patterns", "symptoms", "findings", "examples"):
             if not _is_texts(sig.get(key, [])):
                 errs.append(f"{where}: signatures.{key} must be a list of non-empty strings")
+        for msg in sig.get("messages", []) or []:
+            if isinstance(msg, str) and _markup_only(msg):
+                errs.append(f"{where}: message {msg!r} is only Harmony markup, which every leak shows: quote an "
+                            "error text, or name the artifact under findings")
         for pat in sig.get("patterns", []) or []:
             try:
                 re.compile(pat)
@@ -185,6 +189,16 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         else:
             errs += [f"{where}: {p}" for item in items for p in problems(item)]
     return errs
+
+
+_HARMONY_WORDS = re.compile(r"<\|[a-z]+\|>|\b(?:analysis|commentary|final|assistant|system|user|developer|"
+                            r"to|json|functions)\b|[^a-z]+", re.I)
+
+
+def _markup_only(msg: str) -> bool:
+    """A "message" that is Harmony special tokens, roles and channel names only (``<|channel|>analysis``):
+    it would quote-match every leaked reply, whatever its cause."""
+    return "<|" in msg and not _HARMONY_WORDS.sub("", msg).strip()
 
 
 def _is_texts(val: Any, nonempty: bool = False) -> bool:
