@@ -114,10 +114,24 @@ def test_both_header_error_wordings_match(wording):
     assert top.confidence == "high" and "header" in top.entry.id
 
 
-def test_harmony_markup_does_not_switch_off_symptom_matching():
-    top = _top("Open WebUI shows <|channel|>analysis<|message|> and the reasoning as part of the answer")
-    assert top.confidence in ("high", "medium")
-    assert "probe.harmony_leak" in top.entry.findings or "probe.reasoning" in top.entry.findings
+@pytest.mark.parametrize("text,entry", [
+    ("SGLang answer contains <|channel|>analysis<|message|> with the reasoning mixed into the answer",
+     "sglang-separate-reasoning-false-raw-channels"),
+    ("LM Studio shows <|channel|>analysis<|message|> and the reasoning as part of the answer",
+     "lmstudio-outdated-raw-harmony"),
+])
+def test_harmony_markup_does_not_switch_off_symptom_matching(text, entry):
+    top = _top(text)
+    assert (top.entry.id, top.confidence) == (entry, "high")
+
+
+def test_markup_without_an_engine_gives_leads_not_a_diagnosis():
+    # many servers leak channels when their reasoning parser is off: with no engine named, the leak-related
+    # entries come back as leads to compare, none of them as the answer
+    found = matching.match_text("Open WebUI shows <|channel|>analysis<|message|> and the reasoning as part of the answer")
+    assert found and all("probe.harmony_leak" in m.entry.findings or "probe.reasoning" in m.entry.findings
+                         for m in found[:3])
+    assert found[0].confidence == "low"
 
 
 def test_no_match_says_so_and_gives_the_search_to_run():
