@@ -31,6 +31,7 @@ TEMPLATE = os.environ.get("GPTOSS_DOCTOR_GPTOSS_TEMPLATE", "")
 pytestmark = pytest.mark.skipif(not (PY and TEMPLATE), reason="GPTOSS_DOCTOR_TRANSFORMERS_PY / "
                                 "GPTOSS_DOCTOR_GPTOSS_TEMPLATE are not set (see this module's docstring)")
 
+
 @pytest.fixture(scope="session")
 def models() -> dict[str, Path]:
     return tiny_models(PY, TEMPLATE)

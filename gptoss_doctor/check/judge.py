@@ -329,7 +329,6 @@ def judge_structured_leak(col: Collector, engine: str) -> None:
         o.fix = engines.get(engine).fixes.get("probe.harmony_leak", "")
 
 
-
 def judge_hidden_parser(col: Collector) -> None:
     """A Harmony error on the tool request (a stale stop-token config) ends it before any tool parser runs, so
     whether the parser flags are set cannot be seen: say so, instead of staying silent about a second fault."""

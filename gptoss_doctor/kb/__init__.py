@@ -198,7 +198,7 @@ _HARMONY_WORDS = re.compile(r"<\|[a-z]+\|>|\b(?:analysis|commentary|final|assist
 def _markup_only(msg: str) -> bool:
     """A "message" that is Harmony special tokens, roles and channel names only (``<|channel|>analysis``):
     it would quote-match every leaked reply, whatever its cause."""
-    return "<|" in msg and not _HARMONY_WORDS.sub("", msg).strip()
+    return "<|" in msg and not _HARMONY_WORDS.sub("", msg)
 
 
 def _is_texts(val: Any, nonempty: bool = False) -> bool:
