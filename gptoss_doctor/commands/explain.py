@@ -39,8 +39,9 @@ def _read_input(text: Optional[str], file: Optional[Path]):
             raise UsageError(f"{file} is a folder; give a log file")
         return "stream", open(file, "rb")  # noqa: SIM115 - closed by the caller
     if text is not None:
-        # bytes that are not UTF-8 reach Python as lone surrogates; show them as U+FFFD instead of crashing later
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        from gptoss_doctor.explain import well_formed
+
+        text = well_formed(text)  # bytes that are not UTF-8 reach Python as lone surrogates: U+FFFD, not a crash
     if text == "-" or (text is None and not sys.stdin.isatty()):
         return "stream", sys.stdin.buffer
     if text is None:
