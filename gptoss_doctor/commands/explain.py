@@ -131,7 +131,7 @@ def register(app: typer.Typer) -> None:
 
         def body(out: Output) -> int:
             from gptoss_doctor.errors import UsageError
-            from gptoss_doctor.harmony.tokens import DecodeResult, decode_ids
+            from gptoss_doctor.harmony.tokens import MAX_DECODE_IDS, DecodeResult, decode_ids
             from gptoss_doctor.output import emit
 
             values: list[int] = []
@@ -144,8 +144,8 @@ def register(app: typer.Typer) -> None:
                     values.append(int(part))
             if not values:
                 raise UsageError("no token IDs given")
-            if len(values) > 10000:
-                raise UsageError(f"too many IDs ({len(values)}); decode at most 10000 at once")
+            if len(values) > MAX_DECODE_IDS:
+                raise UsageError(f"too many IDs ({len(values)}); decode at most {MAX_DECODE_IDS} at once")
             infos, notes = decode_ids(values, vocab_path=vocab, url=url, model=model, allow_download=not offline,
                                       api_key=os.environ.get("OPENAI_API_KEY"))
             result = DecodeResult(infos, notes)
