@@ -63,7 +63,7 @@ _SECRET_NAME = r"(?:api[-_]?key|token|secret|password|passwd|master[-_]?key)"
 SECRET_FLAG_RE = re.compile(rf"--[a-z0-9][a-z0-9_-]*?{_SECRET_NAME}|--{_SECRET_NAME}", re.I)
 _VALUE = r"(?:bearer|basic|token)\s+[^\s\"']+|\"[^\"]*\"|'[^']*'|[^\s\"']+"
 SECRET_ARG_RE = re.compile(rf"((?<![\w-])(?:{SECRET_FLAG_RE.pattern})(?:=|\s+))({_VALUE})", re.I)
-SECRET_ASSIGN_RE = re.compile(rf"(\b(?:[A-Za-z_][A-Za-z0-9_]*?{_SECRET_NAME}|authorization)=)({_VALUE})", re.I)
+SECRET_ASSIGN_RE = re.compile(rf"(\b(?:(?:[A-Za-z_][A-Za-z0-9_]*?)?{_SECRET_NAME}|authorization)=)({_VALUE})", re.I)
 
 
 def is_secret_flag(arg: str) -> bool:
