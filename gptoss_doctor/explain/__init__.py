@@ -183,6 +183,7 @@ def without_secrets(parsed: Parsed) -> Parsed:
     parsed.sample = redact(parsed.sample)
     parsed.frames = redact(parsed.frames)
     parsed.engines = redact(parsed.engines)
+    parsed.tool_names = redact(parsed.tool_names)
     for err in parsed.errors:
         err.message, err.frames = redact(err.message), redact(err.frames)
     return parsed
