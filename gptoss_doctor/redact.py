@@ -55,15 +55,27 @@ def _walk(obj: Any, known: list[str]) -> Any:
     return obj
 
 
-# secrets in launch commands (scan): flag values and KEY=value assignments, shown as <redacted>
-SECRET_ARG_RE = re.compile(r"(--(?:api[-_]key|hf[-_]token|token|master[-_]key)(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)", re.I)
-SECRET_ASSIGN_RE = re.compile(r"\b([A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|MASTER_KEY)=)(\"[^\"]*\"|'[^']*'|\S+)")
+# secrets in launch commands (scan): flag values and KEY=value assignments, shown as <redacted>. A secret flag is any
+# flag whose name ends in api-key, token, secret, password or master-key (--api-key, --admin-api-key, --hf-token,
+# --client-secret; not --max-tokens or --tokenizer); a secret variable likewise, in any case (HF_TOKEN, hf_token),
+# and Authorization (its value is a scheme and a credential: "Authorization=Bearer …").
+_SECRET_NAME = r"(?:api[-_]?key|token|secret|password|passwd|master[-_]?key)"
+SECRET_FLAG_RE = re.compile(rf"--[a-z0-9][a-z0-9_-]*?{_SECRET_NAME}|--{_SECRET_NAME}", re.I)
+_VALUE = r"(?:bearer|basic|token)\s+[^\s\"']+|\"[^\"]*\"|'[^']*'|[^\s\"']+"
+SECRET_ARG_RE = re.compile(rf"((?<![\w-])(?:{SECRET_FLAG_RE.pattern})(?:=|\s+))({_VALUE})", re.I)
+SECRET_ASSIGN_RE = re.compile(rf"(\b(?:(?:[A-Za-z_][A-Za-z0-9_]*?)?{_SECRET_NAME}|authorization)=)({_VALUE})", re.I)
+
+
+def is_secret_flag(arg: str) -> bool:
+    """Is ``arg`` (``--admin-api-key``, ``--hf-token=…``) a flag whose value is a secret?"""
+    return bool(SECRET_FLAG_RE.fullmatch(arg.partition("=")[0]))
 
 
 def redact_command_line(text: str) -> str:
-    """A launch line without secret values (flags such as --api-key, and KEY=value assignments)."""
+    """A launch line without secret values (flags such as --api-key, KEY=value assignments, URL credentials,
+    Bearer headers and token shapes)."""
     text = SECRET_ARG_RE.sub(lambda m: m.group(1) + "<redacted>", text)
-    return SECRET_ASSIGN_RE.sub(lambda m: m.group(1) + "<redacted>", text)
+    return redact(SECRET_ASSIGN_RE.sub(lambda m: m.group(1) + "<redacted>", text))
 
 
 def redact_argv(argv: list[str]) -> list[str]:
@@ -73,8 +85,6 @@ def redact_argv(argv: list[str]) -> list[str]:
             out.append("<redacted>")
             hide = False
             continue
-        low = a.lower()
-        if re.fullmatch(r"--(?:api[-_]key|hf[-_]token|token|master[-_]key)", low):
-            hide = True
-        out.append(redact_command_line(a) if "=" in a else a)
+        hide = is_secret_flag(a) and "=" not in a
+        out.append(redact_command_line(a))
     return out

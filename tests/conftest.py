@@ -80,3 +80,48 @@ def cli(capsys):
         return CliResult(exc.value.code, out, err)
 
     return run
+
+
+def run_cli_on_tty(*args: str, tty: tuple[str, ...] = ("stderr",), env: dict | None = None,
+                   timeout: float = 60) -> tuple[int, bytes, bytes]:
+    """``python -m gptoss_doctor ARGS`` with the streams named in ``tty`` on a real pseudo-terminal (80x24):
+    (exit code, stdout bytes when stdout is a pipe, every byte the terminal received)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    full_env = dict(os.environ)
+    full_env.update({"TERM": "xterm-256color", **(env or {})})
+    full_env.pop("COLUMNS", None)
+    full_env["PYTHONPATH"] = str(ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "gptoss_doctor", *args], stdin=subprocess.DEVNULL,
+                            stdout=slave if "stdout" in tty else subprocess.PIPE,
+                            stderr=slave if "stderr" in tty else subprocess.PIPE, env=full_env)
+    os.close(slave)
+    seen = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                return
+            if not chunk:
+                return
+            seen.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        reader.join(5)
+        os.close(master)
+    return proc.returncode, out or b"", bytes(seen)

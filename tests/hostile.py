@@ -209,6 +209,21 @@ def evil_names(c: Conn) -> None:
         c.json({"detail": "Not Found"}, 404)
 
 
+C1_NAME = "gpt-oss-20b\u009b2J\u009d0;pwned\u0007\u202etxt.exe\u2066x\u0085y"
+
+
+def c1_names(c: Conn) -> None:
+    """A server whose model id carries C1 controls (U+009B CSI, U+009D OSC, U+0085 NEL) and bidi overrides, which
+    8-bit terminals obey as ESC sequences do."""
+    if c.path == "/v1/models":
+        c.json({"object": "list", "data": [{"id": C1_NAME, "object": "model", "owned_by": "vllm",
+                                            "max_model_len": 131072}]})
+    elif c.path == "/version":
+        c.json({"version": "0.11.0\u009b31m\u202e"})
+    else:
+        c.json({"detail": "Not Found"}, 404)
+
+
 def _llm_or(fn: Handler) -> Handler:
     """A server whose discovery is a plain vLLM-like one; ``fn`` handles the chat/responses requests."""
     def handler(c: Conn) -> None:
@@ -398,6 +413,7 @@ BEHAVIOURS: dict[str, Handler] = {
     "reset_mid_stream": _llm_or(reset_mid_stream),
     "echo_key": echo_key,
     "evil_names": evil_names,
+    "c1_names": c1_names,
     "gzip_bomb": gzip_bomb,
     "ssh_banner": ssh_banner,
     "huge_headers": huge_headers,

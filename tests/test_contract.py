@@ -59,3 +59,15 @@ def test_help_has_metavars_and_whole_summaries():
     helps = run_cli("explain", "--help").stdout.decode() + run_cli("check", "--help").stdout.decode()
     assert "<str>" not in helps and "<int range>" not in helps and "<float range>" not in helps
     assert "--url URL" in helps and "--api-key KEY" in helps
+
+
+def test_explain_search_field_is_what_the_readme_says():
+    """README (JSON output): `search` is null for a confident match and for a text with no error message to search
+    for, and an object for an unmatched error message."""
+    readme = (ROOT / "README.md").read_text()
+    para = readme[readme.index("`search` is `null`"):][:700]
+    assert "no error message to" in para.replace("\n", " ")
+    described = json.loads(run_cli("explain", "--offline", "--json", "my frobnicator keeps humming at night").stdout)
+    assert described["search"] is None and not [m for m in described["matches"] if m["confidence"] != "low"]
+    unmatched = json.loads(run_cli("explain", "--offline", "--json", "ValueError: Frobnicator overflow").stdout)
+    assert unmatched["search"]["query"] == "ValueError: Frobnicator overflow"

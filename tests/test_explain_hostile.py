@@ -72,3 +72,67 @@ def test_url_detokenize_drip_is_bounded_by_one_deadline():
         took = time.monotonic() - t
     assert r.returncode == 0, r.stderr
     assert took < 20, took  # was 208 s per ID, one ID after another
+
+
+SECRETS = ("sk-proj-AbCdEfGhIjKlMnOpQrStUv123", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz", "S3cretBearerTok999", "S3cretUrlPw")
+LEAKY = ("openai.AuthenticationError: Error code: 401 - invalid key sk-proj-AbCdEfGhIjKlMnOpQrStUv123 for "
+         "https://bob:S3cretUrlPw@proxy.example/v1 with hf_AbCdEfGhIjKlMnOpQrStUvWxYz and Authorization: Bearer "
+         "S3cretBearerTok999")
+
+
+def _leaks(blob: bytes | str) -> list[str]:
+    blob = blob.decode("utf-8", "replace") if isinstance(blob, bytes) else blob
+    from urllib.parse import unquote_plus
+
+    return [s for s in SECRETS if s in blob or s in unquote_plus(blob)]
+
+
+def test_explain_never_prints_the_keys_in_the_pasted_text(tmp_path):
+    """Keys, tokens, Bearer values and URL credentials in the text: not in the human output, the JSON document
+    (search query and tracker links included), from an argument, stdin or --file, nor in the library's result."""
+    log = tmp_path / "client.log"
+    log.write_text("2026-11-02 10:00:01 ERROR request failed\n" + LEAKY + "\n")
+    runs = [run_cli("explain", "--offline", LEAKY), run_cli("explain", "--offline", "--json", LEAKY),
+            run_cli("explain", "--offline", "--json", "-", input=LEAKY.encode()),
+            run_cli("explain", "--offline", "--verbose", "--file", str(log)),
+            run_cli("explain", "--offline", "--json", "--file", str(log))]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+        assert _leaks(r.stdout + r.stderr) == []
+    doc = json.loads(runs[1].stdout)
+    assert "sk-***" in doc["search"]["query"] and "https://***@proxy.example" in doc["search"]["query"]
+    assert all("sk-%2A%2A%2A" in t["url"] for t in doc["search"]["trackers"])
+    assert _leaks(json.dumps(explain_text(LEAKY, allow_download=False).to_json(), ensure_ascii=False)) == []
+
+
+def test_online_never_sends_the_keys_in_the_pasted_text_to_the_search_api():
+    from github.search_api import SearchAPI
+
+    api = SearchAPI().start()
+    try:
+        r = run_cli("explain", "--offline", "--online", "--json", LEAKY, env={"GPTOSS_DOCTOR_GITHUB_API": api.url})
+    finally:
+        api.stop()
+    assert r.returncode == 0 and json.loads(r.stdout)["online"]["searched"] is True
+    assert api.requests and _leaks(repr(api.requests)) == []
+    assert _leaks(r.stdout + r.stderr) == []
+
+
+def test_online_survives_a_search_api_answering_an_items_number():
+    from hostile import HostileServer
+
+    srv = HostileServer(lambda c: c.json({"total_count": 5, "items": 5})).start()
+    try:
+        r = run_cli("explain", "--offline", "--online", "--json", "ValueError: Frobnicator overflow",
+                    env={"GPTOSS_DOCTOR_GITHUB_API": srv.url})
+    finally:
+        srv.stop()
+    assert r.returncode == 0, r.stderr
+    online = json.loads(r.stdout)["online"]
+    assert online["leads"] == [] and "no list of items" in online["problems"][0]
+
+
+def test_explain_text_takes_a_lone_surrogate_in_library_use():
+    ex = explain_text("ValueError: x \ud800 and caf\udce9", allow_download=False)
+    assert "\ufffd" in ex.parsed.sample
+    json.dumps(ex.to_json()).encode("utf-8")

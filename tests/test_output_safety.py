@@ -90,3 +90,34 @@ def test_a_word_wider_than_the_line_is_cut_unless_it_is_a_url_or_a_path():
     assert url in out._wrap("see: " + url, 10)[-1]  # kept whole: it stays clickable
     mixed = out._wrap(f"evidence: {blob} see {url}", 10)  # cut JSON and a URL in one line of text
     assert any(line.strip() == url for line in mixed) and all(len(line) <= 40 for line in mixed if url not in line)
+
+
+def test_progress_updates_on_a_terminal_escape_the_servers_text():
+    """Every spinner update (it names the engine version and the model id the server sent) is escaped, not only
+    the first description: an ESC[2J or an OSC window title from the server never reaches the terminal."""
+    from conftest import run_cli_on_tty
+
+    with hostile("evil_names") as srv:
+        code, out, tty = run_cli_on_tty("check", srv.url, tty=("stderr",))
+    assert b"\x1b[2J" not in tty and b"\x1b]0;" not in tty and b"\x07" not in tty, tty
+    assert b"0.11.0\x1b[31m" not in tty, tty  # the version as the server sent it
+    assert b"0.11.0\\x1b[31m" in tty and b"gpt-oss-20b\\x1b[2J" in tty  # the updates were shown, escaped
+    assert b"\\x1b[2J" in out and b"\x1b" not in out
+
+
+def test_json_on_a_terminal_escapes_c1_controls_and_bidi_overrides():
+    """--json keeps the server's text lossless but as \\u escapes: U+009B (CSI), U+009D (OSC), U+0085 and U+202E
+    never reach a terminal raw, and the document stays valid JSON with the same strings."""
+    from conftest import run_cli_on_tty
+    from hostile import C1_NAME
+
+    with hostile("c1_names") as srv:
+        code, _, tty = run_cli_on_tty("check", "--quick", "--json", srv.url, tty=("stdout", "stderr"))
+    shown = tty.decode("utf-8")
+    for ch in ("\u009b", "\u009d", "\u0085", "\u202e", "\u2066"):
+        assert ch not in shown, repr(ch)
+    assert "\\u009b" in shown and "\\u202e" in shown
+    body = shown[shown.index("{"):shown.rindex("}") + 1].replace("\r\n", "\n")
+    doc = json.loads(body)
+    assert any(m["id"] == C1_NAME for m in doc["targets"][0]["models"])  # lossless
+    assert doc["targets"][0]["engine"]["version"] == "0.11.0\u009b31m\u202e"

@@ -110,6 +110,41 @@ def test_secrets_are_reported_by_name_and_place_never_by_value(planted):
     assert b"hf_abcdefghijklmnopqrstuvwxyz0123" not in r.stdout + r.stderr
 
 
+LEAKY_SCRIPT = """\
+#!/bin/sh
+vllm serve openai/gpt-oss-20b --admin-api-key S3cretAdmin01 --client-secret=S3cretClient02 --max-num-batched-tokens 8192
+docker run -e hf_token=S3cretLowerHf03 -e "Authorization=Bearer S3cretBearer04" vllm/vllm-openai \\
+  --model openai/gpt-oss-20b --download-dir https://user:S3cretUrlPass05@mirror.example/models
+"""
+LEAKY_COMPOSE = """\
+services:
+  vllm:
+    image: vllm/vllm-openai:v0.11.0
+    command: --model openai/gpt-oss-20b --admin-api-key=S3cretAdmin06 --tokenizer https://bob:S3cretUrlPass07@h.example/t
+    environment:
+      - hf_token=S3cretLowerHf08
+"""
+
+
+def test_secrets_under_any_flag_name_url_credentials_and_lowercase_variables_are_never_printed(tmp_path):
+    """Any *-api-key / *-token / *-secret flag (space or = form), user:password@ in URLs, lowercase -e hf_token=…
+    and -e "Authorization=Bearer …": never printed (human, JSON, Markdown), and the flags are reported by name."""
+    (tmp_path / "serve.sh").write_text(LEAKY_SCRIPT)
+    (tmp_path / "docker-compose.yml").write_text(LEAKY_COMPOSE)
+    outputs = [run_cli("scan", "--no-host", *fmt, str(tmp_path)) for fmt in ((), ("-v",), ("--json",), ("--markdown",))]
+    for r in outputs:
+        assert b"S3cret" not in r.stdout + r.stderr, (r.stdout + r.stderr).decode()
+    doc = json.loads(outputs[2].stdout)
+    lines = " ".join(la["line_text"] for la in doc["launches"])
+    assert "--admin-api-key <redacted>" in lines and "--admin-api-key=<redacted>" in lines
+    assert "hf_token=<redacted>" in lines and "https://***@mirror.example/models" in lines
+    assert "--max-num-batched-tokens 8192" in lines  # a flag that merely contains "token" keeps its value
+    argv = [a for la in doc["launches"] for a in la["argv"]]
+    assert "8192" in argv and "--tokenizer" in argv
+    named = {f["title"] for f in doc["findings"] if f["id"] == "secret.in_command_line"}
+    assert {"a secret is passed with --admin-api-key", "a secret is passed with --client-secret"} <= named
+
+
 def test_a_correct_launch_is_clean(tmp_path):
     (tmp_path / "run.sh").write_text("vllm serve openai/gpt-oss-20b --enable-auto-tool-choice --tool-call-parser openai\n")
     res = scan([tmp_path], host=False)

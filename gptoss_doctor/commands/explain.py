@@ -39,8 +39,9 @@ def _read_input(text: Optional[str], file: Optional[Path]):
             raise UsageError(f"{file} is a folder; give a log file")
         return "stream", open(file, "rb")  # noqa: SIM115 - closed by the caller
     if text is not None:
-        # bytes that are not UTF-8 reach Python as lone surrogates; show them as U+FFFD instead of crashing later
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        from gptoss_doctor.explain import well_formed
+
+        text = well_formed(text)  # bytes that are not UTF-8 reach Python as lone surrogates: U+FFFD, not a crash
     if text == "-" or (text is None and not sys.stdin.isatty()):
         return "stream", sys.stdin.buffer
     if text is None:
@@ -130,7 +131,7 @@ def register(app: typer.Typer) -> None:
 
         def body(out: Output) -> int:
             from gptoss_doctor.errors import UsageError
-            from gptoss_doctor.harmony.tokens import DecodeResult, decode_ids
+            from gptoss_doctor.harmony.tokens import MAX_DECODE_IDS, DecodeResult, decode_ids
             from gptoss_doctor.output import emit
 
             values: list[int] = []
@@ -143,8 +144,8 @@ def register(app: typer.Typer) -> None:
                     values.append(int(part))
             if not values:
                 raise UsageError("no token IDs given")
-            if len(values) > 10000:
-                raise UsageError(f"too many IDs ({len(values)}); decode at most 10000 at once")
+            if len(values) > MAX_DECODE_IDS:
+                raise UsageError(f"too many IDs ({len(values)}); decode at most {MAX_DECODE_IDS} at once")
             infos, notes = decode_ids(values, vocab_path=vocab, url=url, model=model, allow_download=not offline,
                                       api_key=os.environ.get("OPENAI_API_KEY"))
             result = DecodeResult(infos, notes)

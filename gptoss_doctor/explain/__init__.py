@@ -12,6 +12,7 @@ from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import parse as parsing
 from gptoss_doctor.explain.parse import Parsed, _Lazy
 from gptoss_doctor.harmony.tokens import TokenInfo, decode_ids
+from gptoss_doctor.redact import redact
 from gptoss_doctor.results import CommandResult
 
 ORIGINS = ("server", "client", "proxy", "model-files", "hardware", "unknown")
@@ -96,7 +97,9 @@ def search_hint(parsed: Parsed) -> dict | None:
     err = next((e for e in parsed.errors if e.kind not in ("log-error",)), None) or (parsed.errors[0] if parsed.errors else None)
     if err is None:
         return None
-    query = normalised_message(err.message)
+    from gptoss_doctor.redact import redact
+
+    query = redact(normalised_message(err.message))  # it leaves as links and, with --online, as a request
     if len(query) < 8:
         return None
     repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or list(DEFAULT_TRACKERS)
@@ -163,6 +166,7 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
                    allow_download: bool = True, engine: str | None = None, limit: int = 5,
                    api_key: str | None = None, text: str | None = None) -> Explanation:
     """The whole pipeline after parsing: recognise artifacts, match, decode token IDs, say where it was raised."""
+    parsed, text = without_secrets(parsed), None if text is None else redact(text)
     source = text if text is not None else parsed.sample
     arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
     findings = {a.finding: "the text shows " + a.evidence for a in arts}
@@ -173,11 +177,33 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages)
 
 
-def explain_text(text: str, **kw) -> Explanation:
+def without_secrets(parsed: Parsed) -> Parsed:
+    """What explain read, through the one redactor (keys, tokens, Bearer values, URL credentials), before anything
+    matches, prints or sends it: a pasted log often carries the key it was run with."""
+    parsed.sample = redact(parsed.sample)
+    parsed.frames = redact(parsed.frames)
+    parsed.engines = redact(parsed.engines)
+    parsed.tool_names = redact(parsed.tool_names)
+    for err in parsed.errors:
+        err.message, err.frames = redact(err.message), redact(err.frames)
+    return parsed
+
+
+def well_formed(text: str) -> str:
+    """``text`` without lone surrogates: the bytes of a non-UTF-8 argument (``\\udce9``) are decoded with U+FFFD,
+    and any other lone surrogate (``\\ud800``, from a library caller) becomes U+FFFD."""
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates (bytes that were not UTF-8): make them U+FFFD once, here
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        try:
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:
+            text = re.sub("[\ud800-\udfff]", "\ufffd", text)
+    return text
+
+
+def explain_text(text: str, **kw) -> Explanation:
+    text = redact(well_formed(text))
     return explain_parsed(parsing.parse_text(text), text=text, **kw)
 
 

@@ -45,7 +45,7 @@ def _printable(text: str) -> str:
 def _leads(repo: str, data) -> list[Lead]:
     items = data.get("items") if isinstance(data, dict) else None
     out: list[Lead] = []
-    for it in (items or [])[:PER_REPO]:
+    for it in (items if isinstance(items, list) else [])[:PER_REPO]:
         if not isinstance(it, dict):
             continue
         url, title = it.get("html_url"), it.get("title")
@@ -72,6 +72,8 @@ async def _search(query: str, repos: list[str]) -> tuple[list[Lead], list[str]]:
             data = r.json()
             if data is None:
                 problems.append(f"{repo}: the answer is not JSON")
+            elif not (isinstance(data, dict) and isinstance(data.get("items"), list)):
+                problems.append(f"{repo}: the answer has no list of items (not GitHub's issue-search shape)")
             else:
                 leads.extend(_leads(repo, data))
 
@@ -80,8 +82,11 @@ async def _search(query: str, repos: list[str]) -> tuple[list[Lead], list[str]]:
 
 
 def search(query: str, repos: list[str]) -> tuple[list[Lead], list[str]]:
-    """(leads, problems) for ``query`` in ``repos``; never raises for network trouble."""
+    """(leads, problems) for ``query`` in ``repos``; never raises for network trouble. The query goes through the
+    one redactor first: a key pasted with the error never travels to the search API."""
+    from gptoss_doctor.redact import redact
+
     try:
-        return asyncio.run(_search(query, repos))
+        return asyncio.run(_search(redact(query), repos))
     except asyncio.TimeoutError:
         return [], [f"the issue search did not finish within {DEADLINE:g} s"]

@@ -11,6 +11,7 @@ from gptoss_doctor.results import CommandResult
 
 VOCAB_SIZE = 201088  # IDs 0..201087 (model vocab_size, llama.cpp n_vocab)
 N_REGULAR = 199998  # o200k_base BPE ranks 0..199997
+MAX_DECODE_IDS = 10000  # per decode call (CLI and MCP): more is refused, never cut short
 
 SPECIAL_TOKENS: dict[int, str] = {
     199998: "<|startoftext|>",

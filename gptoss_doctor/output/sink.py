@@ -20,7 +20,10 @@ import re
 
 UNICODE_MARKS = {"pass": "✓", "ok": "✓", "warn": "!", "fail": "✗", "error": "✗", "skip": "-", "info": "·"}
 # control characters (C0, DEL, C1) and the bidi overrides that can reorder a line: never sent raw to a terminal
-CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BEYOND_C0 = "\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
+CONTROL_RE = re.compile(f"[\x00-\x1f{_BEYOND_C0}]")
+# what json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself), plus the Unicode line separators
+JSON_UNSAFE_RE = re.compile(f"[{_BEYOND_C0}\u2028\u2029]")
 # what an ASCII-only terminal gets instead of the typography the doctor itself uses
 ASCII_FALLBACK = str.maketrans({"·": "*", "—": "--", "–": "-", "…": "...", "→": "->", "←": "<-", "≥": ">=", "≤": "<=",
                                 "“": '"', "”": '"', "‘": "'", "’": "'", "✓": "+", "✗": "x", "×": "x", "•": "*"})
@@ -211,7 +214,7 @@ class Output:
         status = self._err_console().status(self._safe(description), spinner="line" if self.ascii else "dots")
         status.start()
         try:
-            yield lambda text: status.update(text)
+            yield lambda text: status.update(self._safe(text))  # every update: it carries server text
         finally:
             status.stop()
 
@@ -220,6 +223,9 @@ class Output:
         """Print the one versioned JSON document for ``command``."""
         doc = {"schema_version": SCHEMA_VERSION, "command": command}
         doc.update(payload)
-        self.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        text = json.dumps(doc, ensure_ascii=False, indent=2)
+        # DEL, C1 (U+009B is a CSI) and bidi overrides can only stand inside strings: as \uXXXX escapes the document
+        # stays valid and lossless, and a terminal showing it is not driven by them
+        self.stdout.write(JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n")
         self.stdout.flush()
         Output.json_emitted = True

@@ -15,7 +15,6 @@ from gptoss_doctor.scan.model import Finding, Launch
 HARMONY_ENGINES = {"vllm", "sglang", "trtllm", "lmdeploy"}  # they load the o200k vocabulary through openai-harmony
 OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 SECRET_NAME_RE = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|MASTER_KEY)$", re.I)
-SECRET_FLAGS = ("--api-key", "--api_key", "--hf-token", "--token", "--master-key")
 VAR_REF_RE = re.compile(r"^\$\{?[A-Za-z_]\w*\}?$|^os\.environ/|^<.*>$|^\*+$|^(?:changeme|xxx+|your[-_].*|sk-\.\.\.|none|null|dummy|empty|EMPTY)$", re.I)
 
 
@@ -145,13 +144,15 @@ def _is_literal_secret(value: str) -> bool:
 
 
 def _secrets_in_launch(la: Launch) -> list[Finding]:
+    from gptoss_doctor.redact import is_secret_flag
+
     out = []
-    for name in SECRET_FLAGS:
+    for name in dict.fromkeys(a.partition("=")[0] for a in la.argv if is_secret_flag(a)):
         v = flag(la.argv, name)
         if v and _is_literal_secret(v):
             seen = "visible to every user of this host in the process list" if la.source_kind == "process" else \
                 "stored in plain text in this file"
-            out.append(_finding("warn", "secret.in_command_line", f"an API key is passed with {name}", la.where,
+            out.append(_finding("warn", "secret.in_command_line", f"a secret is passed with {name}", la.where,
                                 detail=f"the value is {seen} (not shown here)",
                                 fix=f"pass it through an environment variable or a secret store, e.g. {name} \"$API_KEY\""))
     if la.source_kind == "file":
