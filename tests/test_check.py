@@ -35,7 +35,10 @@ FAULT_FINDING = {
 }
 DEEP_FAULTS = {"no_responses_api", "responses_tool_output_lost"}
 # faults an engine cannot show: TGI has no Responses API and no reasoning field at all
-NOT_APPLICABLE = {("tgi", "no_responses_api"), ("tgi", "responses_tool_output_lost"), ("tgi", "no_reasoning_parser")}
+NOT_APPLICABLE = {("tgi", "no_responses_api"), ("tgi", "responses_tool_output_lost"), ("tgi", "no_reasoning_parser"),
+                  # every llama-server build since the Responses API was merged (Jan 2026) serves /v1/responses: a 404
+                  # there is an older build, a version gap reported as a skip (tests/test_check_versions.py)
+                  ("llama.cpp", "no_responses_api")}
 
 
 def run_check(url: str, **kw) -> TargetResult:

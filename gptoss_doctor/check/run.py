@@ -120,7 +120,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
     gpt = bool(model and d.model(model) and d.model(model).gpt_oss)
     jobs: list = [P.guard(E.enrich(client, d, model), "models.context"),
                   _tokenizer_guarded(client, d, model)]
-    ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
+    ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt, version=d.version)
     if model and not opts.quick:
         jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts)))
     progress(f"{where}: {engines.label(d.engine)} {d.version or ''} — "
