@@ -37,3 +37,24 @@ def test_llamacpp_build_without_responses_is_a_skip():
     resp = checks["probe.responses"]
     assert resp["status"] == "skip" and "upgrade llama.cpp" in resp["detail"], resp
     assert code == 0
+
+
+def _quick(url: str) -> dict:
+    r = run_cli("check", url, "--quick", "--json")
+    return json.loads(r.stdout)["targets"][0]
+
+
+def test_litellm_version_comes_from_its_openapi_document_without_deep():
+    with serve("litellm", version="1.109.1", api_key="sk-master-0123456789") as srv:
+        t = _quick(srv.url)  # no key: /openapi.json is public on LiteLLM, the model list is not
+    assert t["engine"]["version"] == "1.109.1"
+    ident = {c["id"]: c for c in t["checks"]}["engine.identified"]
+    assert "1.109.1" in ident["detail"]
+
+
+def test_engines_without_a_version_route_say_where_to_read_it():
+    for engine, words in (("lmdeploy", "pip show lmdeploy"), ("transformers", "pip show transformers")):
+        with serve(engine) as srv:
+            t = _quick(srv.url)
+        ident = {c["id"]: c for c in t["checks"]}["engine.identified"]
+        assert t["engine"]["version"] is None and words in ident["detail"], ident

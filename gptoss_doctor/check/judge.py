@@ -174,7 +174,8 @@ def judge_engine(d, col: Collector) -> None:
         col.add("engine.identified", "warn", "engine not recognised (an OpenAI-compatible server of unknown make)")
     else:
         label = engines.label(d.engine)
-        hidden = "(version behind the API key)" if d.auth_status else "(version not exposed)"
+        hint = engines.get(d.engine).version_hint
+        hidden = "(version behind the API key)" if d.auth_status else f"(version not exposed{': ' + hint if hint else ''})"
         col.add("engine.identified", "pass", f"{label} {d.version or hidden}", d.engine_evidence[:2])
     status, detail = version_obs(d.engine, d.version)
     if status == "skip" and d.auth_status and d.engine != "unknown":

@@ -144,10 +144,12 @@ class EngineProfile:
     log_hints: tuple[str, ...] = ()  # regexes: a log or traceback line comes from this engine (in order)
     rules: tuple[Rule, ...] = ()
     read_version: Optional[Callable[[Signals], Optional[str]]] = None
+    version_hint: str = ""  # why the version is not exposed over HTTP and where to read it instead
     read_context: Optional[Callable[["Discovery", Signals], None]] = None  # phase-1 context sources
     read_config: Optional[Callable[["Discovery", Signals], None]] = None  # settings quoted as evidence
     enrich: Optional[Callable[["Client", "Discovery", Optional[str]], Awaitable[None]]] = None  # phase-2 facts
     find_models: Optional[Callable[["Client", "Discovery"], Awaitable[None]]] = None  # when /v1/models fails
+    find_version: Optional[Callable[["Client", "Discovery"], Awaitable[None]]] = None  # when no phase-1 answer has it
     judge_health: Optional[Callable[["Discovery", Any], bool]] = None  # True when it judged /health itself
     tokenizer: Optional[Tokenizer] = None
     metrics: Optional[Metrics] = None
