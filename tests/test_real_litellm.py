@@ -77,6 +77,10 @@ def test_the_real_proxy_master_key_is_required_and_accepted(tmp_path, cli):
         allowed = cli("check", "--json", "--quick", "--timeout", "20", "--api-key", key, url)
     assert denied.code == 4 and findings(denied.json())["auth.required"]["status"] == "fail"
     assert allowed.code in (0, 1) and findings(allowed.json())["auth.required"]["status"] == "pass"
+    # --quick sends no completion (no x-litellm-version header): the version comes from the public /openapi.json,
+    # with and without the key
+    for doc in (denied.json(), allowed.json()):
+        assert doc["targets"][0]["engine"]["version"] == RECORDED_VERSION, doc["targets"][0]["engine"]
     assert key not in denied.stdout + allowed.stdout + denied.stderr + allowed.stderr
 
 

@@ -111,6 +111,8 @@ async def discover(client: Client) -> Discovery:
     profile = engines.get(d.engine)
     if not d.models and profile.find_models is not None:
         await profile.find_models(client, d)
+    if not d.version and profile.find_version is not None:
+        await profile.find_version(client, d)
     if not d.llm_server and redirects:
         d.redirect_to = redirects[0]
     return d

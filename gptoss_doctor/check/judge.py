@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Optional
 from gptoss_doctor import engines
 from gptoss_doctor.check.finding_ids import FINDING_IDS
 from gptoss_doctor.check.localfiles import find_generation_config, local_model_type, read_eos
+from gptoss_doctor.net.http import is_loopback
 from gptoss_doctor.check.result import CheckOptions
 from gptoss_doctor.engines.profile import vtuple
 from gptoss_doctor.harmony.tokens import CALL_ID, END_ID, EXPECTED_EOS, RETURN_ID
@@ -173,7 +174,8 @@ def judge_engine(d, col: Collector) -> None:
         col.add("engine.identified", "warn", "engine not recognised (an OpenAI-compatible server of unknown make)")
     else:
         label = engines.label(d.engine)
-        hidden = "(version behind the API key)" if d.auth_status else "(version not exposed)"
+        hint = engines.get(d.engine).version_hint
+        hidden = "(version behind the API key)" if d.auth_status else f"(version not exposed{': ' + hint if hint else ''})"
         col.add("engine.identified", "pass", f"{label} {d.version or hidden}", d.engine_evidence[:2])
     status, detail = version_obs(d.engine, d.version)
     if status == "skip" and d.auth_status and d.engine != "unknown":
@@ -196,7 +198,7 @@ def judge_models(d, col: Collector, opts: CheckOptions) -> Optional[str]:
         col.add("models.listed", "pass", f"{len(ids)} model(s): {', '.join(ids[:5])}")
     local_ev: dict[str, str] = {}
     for info in d.models:
-        if not info.gpt_oss:
+        if not info.gpt_oss and is_loopback(d.url):  # a served path names this machine's folder only on loopback
             found = local_model_type(info.root, info.id)
             if found and found[0] == "gpt_oss":
                 info.gpt_oss = True
@@ -256,13 +258,18 @@ def judge_eos(d, col: Collector, opts: CheckOptions, model: Optional[str], gpt: 
         elif kind == "stop_strings" and END_ID in ids:
             col.add("eos.end_token", "warn", f"{source} includes <|end|>: answers can stop after the analysis message", ev)
     m = d.model(model) if model else None
-    path = find_generation_config(model, opts.model_dir, m.root if m else None)
+    # files on this machine are the server's only when the server runs here (or --model-dir names its folder):
+    # a stale copy in this laptop's Hugging Face cache says nothing about a server on another host
+    local = opts.model_dir or is_loopback(d.url)
+    path = find_generation_config(model, opts.model_dir, m.root if m else None) if local else None
     if path is None:
         if opts.model_dir:
             col.add("eos.local_generation_config", "error", f"no generation_config.json in {opts.model_dir}")
         elif gpt and "eos.call_token" not in col.obs:
-            col.add("eos.call_token", "skip", "no endpoint exposes the stop-token list and no local "
-                    "generation_config.json was found (give --model-dir)")
+            col.add("eos.call_token", "skip", "no endpoint exposes the stop-token list and " + (
+                "no local generation_config.json was found (give --model-dir)" if local else
+                "the server is not on this machine, so its generation_config.json was not read (local copies "
+                "are not the server's; give --model-dir with a copy of the server's model folder)"))
         return
     ids, problem = read_eos(path)
     if ids is None:

@@ -51,12 +51,24 @@ class TargetResult:
             return EXIT_PROBLEMS
         return EXIT_OK
 
+    @property
+    def causes(self) -> list:
+        """The failing and warning checks grouped by cause (``check.causes``)."""
+        from gptoss_doctor.check.causes import group
+
+        return group(self.checks)
+
     def to_json(self) -> dict:
+        from gptoss_doctor.check.causes import summary
+
+        causes = self.causes
         return {
             "url": self.url, "reachable": self.reachable, "llm_server": self.llm_server,
             "engine": {"name": self.engine, "version": self.version, "evidence": self.engine_evidence},
             "models": [m.to_json() for m in self.models], "model": self.model,
-            "checks": [f.to_json() for f in self.checks], "summary": summarize(self.checks),
+            "checks": [f.to_json() for f in self.checks],
+            "causes": [c.to_json() for c in causes],
+            "summary": {**summarize(self.checks), "causes": summary(causes)},
             "requests": self.requests, "seconds": round(self.seconds, 3), "notes": self.notes,
         }
 
@@ -92,5 +104,9 @@ class CheckReport(CommandResult):
     def to_json(self) -> dict:
         from gptoss_doctor.redact import redact
 
+        from gptoss_doctor.check.causes import summary
+
+        causes = summary([c for t in self.targets for c in t.causes])
         return redact({"ok": self.exit_code == 0, "targets": [t.to_json() for t in self.targets],
-                       "summary": summarize(self.findings), "exit_code": self.exit_code}, self.secrets)
+                       "summary": {**summarize(self.findings), "causes": causes}, "exit_code": self.exit_code},
+                      self.secrets)

@@ -120,7 +120,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
     gpt = bool(model and d.model(model) and d.model(model).gpt_oss)
     jobs: list = [P.guard(E.enrich(client, d, model), "models.context"),
                   _tokenizer_guarded(client, d, model)]
-    ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
+    ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt, version=d.version)
     if model and not opts.quick:
         jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts)))
     progress(f"{where}: {engines.label(d.engine)} {d.version or ''} — "
@@ -129,8 +129,10 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
     late = client.seen_headers.get("x-litellm-version")
     if d.engine == "litellm" and not d.version and late:
         # LiteLLM puts its version on every completion (x-litellm-version), not on its discovery endpoints
-        d.version = res.version = late
+        d.version = late
         d.engine_evidence.append(f"x-litellm-version: {late} (on a completion)")
+    if d.version != res.version:  # found after discovery (LiteLLM's /openapi.json, a completion header)
+        res.version = d.version
         col.obs.pop("engine.identified", None)
         col.obs.pop("engine.version", None)
         judge_engine(d, col)

@@ -5,6 +5,8 @@ cannot look up without a database with HTTP 400 'No connected db.'."""
 
 from __future__ import annotations
 
+import re
+
 from gptoss_doctor.engines.profile import EngineProfile, Rule, as_int, as_str, json_obj
 
 
@@ -26,6 +28,21 @@ RULES = (
 
 def _version(s):
     return as_str((s.readiness or {}).get("litellm_version")) or as_str(s.headers.get("x-litellm-version"))
+
+
+_OPENAPI_VERSION = re.compile(r'^\s*\{\s*"openapi"\s*:\s*"[^"]*"\s*,\s*"info"\s*:\s*\{.*?"version"\s*:\s*"([0-9][\w.+-]{0,39})"',
+                              re.S)
+
+
+async def _openapi_version(client, d) -> None:
+    """LiteLLM 1.109.1 names its version in no discovery answer, but its FastAPI OpenAPI document does
+    (info.version, in the first kilobytes of a ~2 MB document: only the first 16 KiB are read). The proxy builds
+    that document on the first request (7 s on a busy 2-core machine), so this read gets the full --timeout."""
+    r = await client.get("/openapi.json", limit=16384)
+    m = _OPENAPI_VERSION.match(r.text) if r.status == 200 and r.body else None
+    if m:
+        d.version = m.group(1)
+        d.engine_evidence.append(f"GET /openapi.json info.version: {d.version}")
 
 
 async def _backends(client, d, model) -> None:
@@ -75,7 +92,7 @@ PROFILE = EngineProfile(
     name="litellm", label="LiteLLM proxy", default_port=4000, tracker="BerriAI/litellm",
     log_hints=(r"\blitellm\b|\bLiteLLM\b",),
     rules=RULES,
-    read_version=_version, enrich=_backends, judge_health=_health, is_proxy=True,
+    read_version=_version, find_version=_openapi_version, enrich=_backends, judge_health=_health, is_proxy=True,
     fixes={"health": "the proxy is up; fix the backend it routes this model to (check it directly with gptoss-doctor "
                      "check)",
            "auth.rejected": "use the proxy's master key (LITELLM_MASTER_KEY) or one of its virtual keys: without a "

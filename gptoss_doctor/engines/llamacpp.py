@@ -50,6 +50,10 @@ PROFILE = EngineProfile(
     name="llama.cpp", label="llama.cpp", default_port=8080, tracker="ggml-org/llama.cpp",
     log_hints=(r"\bllama-server\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|(?i:llama\.cpp)",),
     rules=RULES,
+    responses_added=(None, "llama-server builds from before late January 2026 have no /v1/responses "
+                           "(https://github.com/ggml-org/llama.cpp/issues/19138; "
+                           "https://github.com/lemonade-sdk/lemonade/pull/945 waited for the build with it): "
+                           "upgrade llama.cpp to use the Responses API"),
     read_version=signal_field("props", "build_info"), read_context=_context, enrich=_eos_token,
     tokenizer=Tokenizer("/tokenize", lambda text, model: {"content": text, "add_special": False, "parse_special": True},
                         "/detokenize", lambda ids, model: {"tokens": ids}, ("content",)),

@@ -60,6 +60,8 @@ PROFILE = EngineProfile(
     log_hints=(r"source=\w+\.go:\d+|harmonyparser\.go|\bollama\b|\bOllama\b|\bgpt-oss:(?:20b|120b|latest)\b",),
     rules=RULES,
     read_version=signal_field("api_version", "version"), enrich=_show, judge_health=_health,
+    responses_added=((0, 13, 3), "Ollama added /v1/responses in 0.13.3 (ollama/ollama PR #13351; "
+                     "https://github.com/ollama/ollama/issues/13595): upgrade Ollama to use the Responses API"),
     version_rule=older_than((0, 11, 4), "Ollama {version} predates the gpt-oss tool-template fixes of 0.11.4"),
     fixes={"engine.version": "upgrade Ollama and re-pull the model (ollama pull gpt-oss:20b)",
            "models.context": "set OLLAMA_CONTEXT_LENGTH or num_ctx (e.g. 32768+)"},

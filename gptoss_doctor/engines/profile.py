@@ -144,15 +144,20 @@ class EngineProfile:
     log_hints: tuple[str, ...] = ()  # regexes: a log or traceback line comes from this engine (in order)
     rules: tuple[Rule, ...] = ()
     read_version: Optional[Callable[[Signals], Optional[str]]] = None
+    version_hint: str = ""  # why the version is not exposed over HTTP and where to read it instead
     read_context: Optional[Callable[["Discovery", Signals], None]] = None  # phase-1 context sources
     read_config: Optional[Callable[["Discovery", Signals], None]] = None  # settings quoted as evidence
     enrich: Optional[Callable[["Client", "Discovery", Optional[str]], Awaitable[None]]] = None  # phase-2 facts
     find_models: Optional[Callable[["Client", "Discovery"], Awaitable[None]]] = None  # when /v1/models fails
+    find_version: Optional[Callable[["Client", "Discovery"], Awaitable[None]]] = None  # when no phase-1 answer has it
     judge_health: Optional[Callable[["Discovery", Any], bool]] = None  # True when it judged /health itself
     tokenizer: Optional[Tokenizer] = None
     metrics: Optional[Metrics] = None
     # capabilities
     responses_api: bool = True
+    # when its releases gained /v1/responses: (first version with it, or None when only older builds are known to
+    # lack it, and where that is said). A 404 there from an older version is that version's gap, not a fault.
+    responses_added: Optional[tuple[Optional[tuple], str]] = None
     reasoning_field: bool = True  # returns reasoning apart from content
     reasoning_events: bool = True  # its Responses stream carries reasoning events
     embeds_harmony: bool = False  # parses with openai-harmony: the 'harmony' KB entries apply
@@ -164,6 +169,16 @@ class EngineProfile:
     fixes: Mapping[str, str] = field(default_factory=dict)  # finding id -> this engine's fix wording
     fix_hook: Optional[Callable[[str, Any], Optional[str]]] = None  # a fix that depends on the target (version)
     own_fix_first: frozenset = frozenset()  # findings where its own flag beats a KB entry's generic fix
+
+    def responses_gap(self, version: Optional[str]) -> Optional[str]:
+        """Why a 404 on /v1/responses is this version's gap (the release that added it), or None."""
+        if self.responses_added is None:
+            return None
+        first, said = self.responses_added
+        if first is None:
+            return said
+        vt = vtuple(version)
+        return said if vt and vt < first else None
 
     def fix(self, fid: str, target: Any = None) -> str:
         if self.fix_hook is not None:

@@ -45,6 +45,7 @@ NO_PARSER = ("transformers serve decodes gpt-oss output without a Harmony parser
 
 PROFILE = EngineProfile(
     name="transformers", label="transformers", default_port=8000, tracker="huggingface/transformers",
+    version_hint="transformers serve has no version route; run 'pip show transformers' on the server",
     log_hints=(r"transformers/(?:generation|commands|models)|transformers serve",),
     rules=(
         Rule(75, "/v1/models created is a fractional timestamp, owned_by=openai (transformers serve)",

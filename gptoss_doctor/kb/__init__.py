@@ -30,7 +30,7 @@ URL_RE = r"^https://[^\s]+$"
 
 REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
 OPTIONAL = ("versions", "related", "variants")
-SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples")
+SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples", "routes")
 FIX_KEYS = ("step", "commands", "flags", "config", "layer")
 
 
@@ -50,6 +50,7 @@ class Entry:
     symptoms: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # realistic texts the tests check this entry matches
+    routes: list[str] = field(default_factory=list)  # regexes over a proxy's model route (litellm_params.model)
     versions: dict = field(default_factory=dict)
     variants: list[str] = field(default_factory=list)  # class entries: how to tell the reports apart
     path: str = ""
@@ -80,7 +81,8 @@ class Entry:
             "id": self.id, "title": self.title, "summary": self.summary, "engines": self.engines,
             "origin": self.origin, "versions": self.versions,
             "signatures": {"messages": self.messages, "patterns": self.patterns, "token_ids": self.token_ids,
-                           "symptoms": self.symptoms, "findings": self.findings, "examples": self.examples},
+                           "symptoms": self.symptoms, "findings": self.findings, "examples": self.examples,
+                           "routes": self.routes},
             "causes": self.causes, "fixes": self.fixes, "references": self.references, "variants": self.variants,
         }
 
@@ -105,7 +107,7 @@ def _cache_path(files: list[Path]) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # crc32 rather than hashlib: loading OpenSSL costs ~3 ms of start-up, and this is only a cache key
     stats = [(p, p.stat()) for p in files]
-    key = "kb-v3\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
+    key = "kb-v4\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
     raw = key.encode()
     digest = f"{zlib.crc32(raw):08x}{zlib.crc32(raw[::-1]):08x}{len(files):04x}"
     return Path(base) / "gptoss-doctor" / f"kb-{digest}.json"
@@ -156,14 +158,14 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         for key in sig:
             if key not in SIGNATURE_KEYS:
                 errs.append(f"{where}: unknown signature key '{key}'")
-        for key in ("messages", "patterns", "symptoms", "findings", "examples"):
+        for key in ("messages", "patterns", "symptoms", "findings", "examples", "routes"):
             if not _is_texts(sig.get(key, [])):
                 errs.append(f"{where}: signatures.{key} must be a list of non-empty strings")
         for msg in sig.get("messages", []) or []:
             if isinstance(msg, str) and _markup_only(msg):
                 errs.append(f"{where}: message {msg!r} is only Harmony markup, which every leak shows: quote an "
                             "error text, or name the artifact under findings")
-        for pat in sig.get("patterns", []) or []:
+        for pat in [*(sig.get("patterns", []) or []), *(sig.get("routes", []) or [])]:
             try:
                 re.compile(pat)
             except (re.error, TypeError) as exc:
@@ -237,7 +239,8 @@ def _entry(raw: dict, path: str) -> Entry:
         references=list(raw["references"]),
         messages=list(sig.get("messages") or []), patterns=list(sig.get("patterns") or []),
         token_ids=list(sig.get("token_ids") or []), symptoms=list(sig.get("symptoms") or []),
-        findings=list(sig.get("findings") or []), examples=list(sig.get("examples") or []), versions=dict(raw.get("versions") or {}),
+        findings=list(sig.get("findings") or []), examples=list(sig.get("examples") or []),
+        routes=list(sig.get("routes") or []), versions=dict(raw.get("versions") or {}),
         variants=[" ".join(v.split()) for v in raw.get("variants") or []], path=path,
     )
 

@@ -57,6 +57,20 @@ def origin(url: str) -> tuple[str, str, int]:
     return scheme, (parts.hostname or "").lower(), port
 
 
+def is_loopback(url: str) -> bool:
+    """The URL names this machine through its loopback interface (localhost, 127.0.0.0/8, ::1): only then are the
+    files on this machine the ones the server reads."""
+    import ipaddress
+
+    host = origin(url)[1].strip("[]")
+    if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     seen, out = set(), []
     cur: Optional[BaseException] = exc

@@ -33,37 +33,77 @@ def render_summary(out: Output, findings: list[Finding], suffix: str = "") -> No
 # -- check --------------------------------------------------------------------------------------------------
 
 def check(out: Output, report) -> None:
-    """Each target under its heading, one line per finding; a root cause's fix and links printed once."""
+    """Each target under its heading, one line per check; checks that share a cause are one ✗ (or !) with those
+    checks as its evidence and the fix and links once; the summary counts causes, not checks."""
+    from gptoss_doctor.check.causes import group
     from gptoss_doctor.check.report import heading
     from gptoss_doctor.redact import redact
 
     secrets = report.secrets
+    all_causes = []
     for i, r in enumerate(report.targets):
         if i:
             out.line()
         # details on every line; evidence of passing checks only with --verbose
         findings = [Finding(**{k: redact(v, secrets) for k, v in f.to_json().items()}) for f in r.checks]
-        if not report.verbose:
-            seen: dict = {}
-            for f in findings:
-                if f.status in ("pass", "skip"):
-                    f.evidence = []
-                elif f.fix or f.references:
-                    # one root cause often fails several checks: print its fix and links once (the JSON keeps all)
-                    key = f.fix or tuple(f.references[:3])
-                    if key in seen:
-                        f.fix, f.references = f"as for '{seen[key]}' above", []
-                        f.evidence = [e for e in f.evidence if not e.startswith("matched: ")]
-                    else:
-                        seen[key] = f.title
-        render_findings(out, findings, heading=redact(heading(r), secrets), verbose=True)
+        causes = group(findings)
+        all_causes += causes
+        out.heading(redact(heading(r), secrets))
+        lead = {id(c.checks[0]): c for c in causes if len(c.checks) > 1}
+        member = {id(f) for c in lead.values() for f in c.checks[1:]}
+        for f in findings:
+            if id(f) in member:
+                continue
+            if id(f) in lead:
+                _render_cause(out, lead[id(f)])
+                continue
+            if f.status in ("pass", "skip") and not report.verbose:
+                f.evidence = []
+            render_findings(out, [f], verbose=True)
         if r.models and len(r.models) > 1:
             out.detail("models: " + ", ".join(m.id for m in r.models[:8]), indent=2)
     suffix = ""
     if len(report.targets) > 1:
         bad = sum(1 for r in report.targets if r.code(report.strict))
         suffix = f" across {len(report.targets)} targets" + (f" ({bad} with problems)" if bad else "")
-    render_summary(out, report.findings, suffix=suffix)
+    counts = summarize(report.findings)
+    worst = "fail" if counts["fail"] or counts["error"] else "warn" if counts["warn"] else "pass"
+    out.line()
+    out.mark(worst, cause_summary_line(all_causes, counts) + suffix)
+
+
+def _render_cause(out: Output, c) -> None:
+    """One cause seen by several checks: its title, the checks, their details as evidence, the fix once."""
+    out.mark(c.status, c.title, indent=2)
+    out.detail("seen by: " + ", ".join(f.title for f in c.checks), indent=6)
+    shown: list[str] = []
+    for f in c.checks:
+        for line in ([f"{f.title}: {f.detail}"] if f.detail else []) + \
+                [e for e in f.evidence if not e.startswith("matched: ")][:1]:
+            if len(shown) < 6 and line not in shown:
+                out.detail("evidence: " + line, indent=6)
+                shown.append(line)
+    if c.fix:
+        out.detail("fix: " + c.fix, indent=6)
+    for ref in c.references[:3]:
+        out.detail("see: " + ref, indent=6)
+
+
+def cause_summary_line(causes, counts: dict[str, int]) -> str:
+    """"1 problem (seen by 3 checks), 18 passed, 2 skipped": failing and warning checks counted as causes."""
+    parts = []
+    for status, one, many in (("fail", "problem", "problems"), ("error", "check not finished", "checks not finished"),
+                              ("warn", "warning", "warnings")):
+        mine = [c for c in causes if c.status == status]
+        if not mine:
+            continue
+        n_checks = sum(len(c.checks) for c in mine)
+        seen = f" (seen by {n_checks} checks)" if n_checks > len(mine) else ""
+        parts.append(f"{len(mine)} {one if len(mine) == 1 else many}{seen}")
+    for status in ("pass", "skip"):
+        if counts.get(status):
+            parts.append(summary_line({s: counts[s] if s == status else 0 for s in counts}))
+    return ", ".join(parts) if parts else "nothing checked"
 
 
 # -- explain and decode ---------------------------------------------------------------------------------

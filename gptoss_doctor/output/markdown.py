@@ -56,7 +56,10 @@ def check_report(report: CheckReport) -> str:
             lines.append("")
             lines.append("</details>")
         lines.append("")
-    lines.append("**Summary:** " + summary_line(summarize([f for r in results for f in r.checks])))
+    from gptoss_doctor.output.human import cause_summary_line
+
+    lines.append("**Summary:** " + cause_summary_line([c for r in results for c in r.causes],
+                                                      summarize([f for r in results for f in r.checks])))
     return redact("\n".join(lines) + "\n", report.secrets)
 
 

@@ -59,6 +59,15 @@ def scan(paths: list[Path], *, processes: bool | None = None, host: bool = True)
             res.findings += rules.judge_model_folder(rid, host_mod.read_generation_config(snap),
                                                      str(snap / "generation_config.json"))
         res.host["model_copies"] = copies
+    # one finding per cause and place: a secret exported once in a script that starts three launches is one secret
+    seen: set[tuple[str, str, str]] = set()
+    unique = []
+    for f in res.findings:
+        key = (f.id, f.where, f.title)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    res.findings = unique
     order = {"fail": 0, "warn": 1, "info": 2, "pass": 3}
     res.findings.sort(key=lambda f: (order.get(f.status, 9), f.where))
     return res

@@ -131,15 +131,27 @@ def _env_from(value) -> dict[str, tuple[str, int]]:
     return env
 
 
+# images whose ENTRYPOINT is the engine itself: a command there holds only the engine's arguments. vLLM's
+# docker/Dockerfile ends with ENTRYPOINT ["vllm", "serve"] (earlier: python3 -m vllm.entrypoints.openai.api_server),
+# https://github.com/vllm-project/vllm/blob/main/docker/Dockerfile
+ENTRYPOINT_IMAGES = {"vllm": re.compile(r"(?:^|/)vllm-openai(?::|@|$)|(?:^|/)vllm/vllm-openai", re.I)}
+
+
 def make_launch(argv: list[str], env: dict[str, str], where: str, image: str | None = None, line_text: str = "",
-                source_kind: str = "file") -> Launch | None:
+                source_kind: str = "file", image_entrypoint: bool = False) -> Launch | None:
+    """A Launch, or None when ``argv`` starts no engine. ``image_entrypoint``: ``argv`` is appended to the image's
+    own ENTRYPOINT (a compose ``command`` or ``docker run IMAGE ARGS`` without an entrypoint override)."""
     engine, start = engine_of(argv, image)
     if engine is None:
         return None
     args = argv[start:]
     shown = redact_command_line(line_text) if line_text else " ".join(shlex.quote(a) for a in redact_argv(argv))
+    repeated = ""
+    rx = ENTRYPOINT_IMAGES.get(engine)
+    if image_entrypoint and image and rx and rx.search(image) and start > 0:
+        repeated = " ".join(argv[:start])
     return Launch(engine=engine, where=where, argv=list(argv), env=dict(env), model=model_of(engine, args, env),
-                  image=image, line_text=shown, source_kind=source_kind)
+                  image=image, line_text=shown, source_kind=source_kind, repeated_entrypoint=repeated)
 
 
 # --- YAML: compose services, Kubernetes containers, Helm values --------------------------------------------------------
@@ -154,11 +166,13 @@ def from_yaml(path: Path, text: str) -> tuple[list[Launch], list[dict]]:
     for doc in load_yaml_documents(text):
         if isinstance(doc, dict) and ("model_list" in doc or "litellm_settings" in doc):
             litellm_configs.append(doc)
-        _walk(doc, path, launches, {}, 0)
+        # compose: `command` is appended to the image's ENTRYPOINT; Kubernetes: `command` replaces it
+        compose = isinstance(doc, dict) and "services" in doc and "apiVersion" not in doc
+        _walk(doc, path, launches, {}, 0, compose)
     return launches, litellm_configs
 
 
-def _walk(node, path: Path, out: list[Launch], inherited_env: dict, depth: int) -> None:
+def _walk(node, path: Path, out: list[Launch], inherited_env: dict, depth: int, compose: bool = False) -> None:
     if depth > 40:
         return
     if isinstance(node, dict):
@@ -176,16 +190,16 @@ def _walk(node, path: Path, out: list[Launch], inherited_env: dict, depth: int) 
                 _split(plain(node.get("args"))) + _split(plain(node.get("extraArgs")))
             line = first_line(node.get("command") or node.get("args") or node.get("entrypoint") or node.get("image"))
             la = make_launch(argv, plain_env, f"{path}:{line}", image=str(image) if image else None,
-                             line_text=_yaml_line(node))
+                             line_text=_yaml_line(node), image_entrypoint=compose and "entrypoint" not in node)
             if la is not None:
                 la.env_where = {k: f"{path}:{ln}" for k, (_, ln) in env.items() if ln}
                 out.append(la)
                 return
         for v in node.values():
-            _walk(v, path, out, env if keys & CONTAINER_KEYS else inherited_env, depth + 1)
+            _walk(v, path, out, env if keys & CONTAINER_KEYS else inherited_env, depth + 1, compose)
     elif isinstance(node, list):
         for v in node:
-            _walk(v, path, out, inherited_env, depth + 1)
+            _walk(v, path, out, inherited_env, depth + 1, compose)
 
 
 def _yaml_line(node: dict) -> str:
@@ -278,14 +292,15 @@ def _docker_run(args: list[str], env: dict[str, str], where: str, line_text: str
         val = inline if inline else (args[i + 1] if opt in DOCKER_VALUE_OPTS and i + 1 < len(args) else None)
         if opt in ("-e", "--env") and val:
             k, _, v = val.partition("=")
-            env[k] = v if _ else os.environ.get(k, "")
+            # a bare `-e NAME` passes the launching shell's value: unknown here, and never this scanner's own
+            env[k] = v if _ else f"${{{k}}}"
         if opt == "--entrypoint" and val:
             entry = [val]
         i += 1 if inline or opt not in DOCKER_VALUE_OPTS else 2
     if i >= len(args):
         return None
     image, rest = args[i], args[i + 1:]
-    return make_launch(entry + rest, env, where, image=image, line_text=line_text)
+    return make_launch(entry + rest, env, where, image=image, line_text=line_text, image_entrypoint=not entry)
 
 
 def from_dockerfile(path: Path, text: str) -> list[Launch]:

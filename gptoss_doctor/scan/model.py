@@ -22,6 +22,7 @@ class Launch:
     line_text: str = ""  # the launch as written (one line), for the corrected line
     source_kind: str = "file"  # file | process | container
     env_where: dict[str, str] = field(default_factory=dict)  # variable -> file:line where it was set
+    repeated_entrypoint: str = ""  # "vllm serve" when the command repeats what the image's entrypoint runs
 
     @property
     def gpt_oss(self) -> bool:
@@ -36,6 +37,7 @@ class Launch:
         d["argv"] = redact_argv(self.argv)
         d["env"] = sorted(self.env)  # names only: values may be secrets
         d.pop("env_where")
+        d.pop("repeated_entrypoint")
         d["gpt_oss"] = self.gpt_oss
         return d
 

@@ -61,26 +61,36 @@ def discover(paths: list[Path], skipped: list) -> list[tuple[Path, str]]:
         if (st.st_dev, st.st_ino) in seen:
             return
         seen.add((st.st_dev, st.st_ino))
-        if (d / "generation_config.json").is_file() and (d / "config.json").is_file():
-            found.append((d, "model-folder"))
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as exc:
             skipped.append(Skipped(str(d), f"cannot list the folder: {exc.strerror or exc}"))
             return
+        names = {e.name for e in entries}
+        if {"generation_config.json", "config.json"} <= names and (d / "generation_config.json").is_file():
+            found.append((d, "model-folder"))
         for e in entries:
             if budget[0] <= 0:
                 skipped.append(Skipped(str(d), f"stopped after {MAX_FILES} files (give a narrower PATH)"))
                 return
             p = Path(e.path)
             try:
+                if e.is_symlink():
+                    if kind_of(p) or e.is_dir():  # a launch file or a folder behind a link: say it was not read
+                        skipped.append(Skipped(str(p), "a symbolic link: not followed (scan its target by name)"))
+                    continue
                 if e.is_dir(follow_symlinks=False):
-                    if depth < MAX_DEPTH and e.name not in SKIP_DIRS:
+                    if e.name in SKIP_DIRS:
+                        continue
+                    if depth < MAX_DEPTH:
                         visit_dir(p, depth + 1)
+                    else:
+                        skipped.append(Skipped(str(p), f"deeper than {MAX_DEPTH} folders: not read (scan it by name)"))
                     continue
                 if not e.is_file(follow_symlinks=False):
                     continue
-            except OSError:
+            except OSError as exc:
+                skipped.append(Skipped(str(p), f"cannot read it: {exc.strerror or exc}"))
                 continue
             budget[0] -= 1
             k = kind_of(p) or _sniff(p)

@@ -39,8 +39,16 @@ def _finding(status: str, rid: str, title: str, where: str, *, detail: str = "",
     return Finding(status, rid, title, where, detail, fix, corrected, _refs(ids), ids)
 
 
-def _with_flags(la: Launch, flags: list[str]) -> str:
-    base = la.line_text.rstrip()
+def _base_line(la: Launch) -> str:
+    """The launch line every corrected line starts from: without a command that repeats the image's entrypoint."""
+    line = la.line_text.rstrip()
+    if la.repeated_entrypoint:
+        line = re.sub(rf"(^|[;:]\s*|\s){re.escape(la.repeated_entrypoint)}\s+", r"\1", line, count=1)
+    return line
+
+
+def _with_flags(base: str, flags: list[str]) -> str:
+    base = base.rstrip()
     return f"{base} {' '.join(flags)}" if base else " ".join(flags)
 
 
@@ -53,35 +61,18 @@ def judge_launch(la: Launch) -> list[Finding]:
     out += _secrets_in_launch(la)
     if not la.gpt_oss:
         return out
-    a = la.argv
+    a, base = la.argv, _base_line(la)
+    if la.repeated_entrypoint:
+        out.append(_finding(
+            "fail", "image.command_repeats_entrypoint",
+            f"the command repeats '{la.repeated_entrypoint}', which the image's entrypoint already runs", la.where,
+            detail=f"{la.image} starts the server itself (its ENTRYPOINT is the engine), so this command becomes "
+            f"'{la.repeated_entrypoint} {la.repeated_entrypoint} …' and the server exits at start-up "
+            "(unrecognized arguments)",
+            fix=f"give only the model and the flags: drop '{la.repeated_entrypoint}' from the command",
+            corrected=base))
     if la.engine == "vllm":
-        parser = flag(a, "--tool-call-parser")
-        auto = has_flag(a, "--enable-auto-tool-choice")
-        if parser is None and not auto:
-            out.append(_finding(
-                "warn", "vllm.tool_flags_missing", "vLLM serves gpt-oss without tool calling in Chat Completions",
-                la.where, detail="neither --tool-call-parser nor --enable-auto-tool-choice is set: tool calls come back "
-                "as text in content (the Responses API is not affected)",
-                fix="add both flags (vLLM 0.10.2 or newer)",
-                corrected=_with_flags(la, ["--enable-auto-tool-choice", "--tool-call-parser", "openai"]),
-                kb_ids=["vllm-chat-tools-ignored-json-in-content", "raw-harmony-tool-call-in-content"]))
-        elif parser is None:
-            out.append(_finding(
-                "warn", "vllm.tool_parser_missing", "vLLM has --enable-auto-tool-choice but no --tool-call-parser",
-                la.where, fix="add the gpt-oss tool parser", corrected=_with_flags(la, ["--tool-call-parser", "openai"]),
-                kb_ids=["vllm-chat-tools-ignored-json-in-content"]))
-        elif not auto:
-            out.append(_finding(
-                "warn", "vllm.auto_tool_choice_missing", "vLLM has --tool-call-parser but not --enable-auto-tool-choice",
-                la.where, detail="requests with tool_choice \"auto\" are refused or the calls stay in content",
-                fix="add --enable-auto-tool-choice", corrected=_with_flags(la, ["--enable-auto-tool-choice"]),
-                kb_ids=["vllm-chat-tools-ignored-json-in-content"]))
-        if parser not in (None, "", "openai"):
-            out.append(_finding(
-                "fail", "vllm.wrong_tool_parser", f"vLLM uses the '{parser}' tool parser for gpt-oss",
-                la.where, detail="only the 'openai' parser reads Harmony tool calls",
-                fix="use --tool-call-parser openai", corrected=la.line_text.replace(parser, "openai"),
-                kb_ids=["vllm-tool-call-parser-openai-missing", "vllm-chat-tools-ignored-json-in-content"]))
+        out += _vllm_tool_flags(la)
         backend = la.env.get("VLLM_ATTENTION_BACKEND") or flag(a, "--attention-backend")
         if backend and backend.upper() in ("FLASHINFER", "FLASH_ATTN"):
             out.append(_finding(
@@ -93,7 +84,7 @@ def judge_launch(la: Launch) -> list[Finding]:
         if la.image and re.search(r":gptoss\b", la.image):
             out.append(_finding(
                 "warn", "vllm.preview_image", f"the gpt-oss preview image {la.image} runs only on Hopper GPUs",
-                la.where, fix="use a current vllm/vllm-openai release", corrected=la.line_text.replace(":gptoss", ":latest"),
+                la.where, fix="use a current vllm/vllm-openai release", corrected=base.replace(":gptoss", ":latest"),
                 kb_ids=["vllm-sinks-require-flashattention3"]))
     elif la.engine == "sglang":
         parser = flag(a, "--tool-call-parser")
@@ -102,27 +93,27 @@ def judge_launch(la: Launch) -> list[Finding]:
                 "warn", "sglang.tool_parser_missing", "SGLang serves gpt-oss without the gpt-oss tool parser",
                 la.where, detail="chat completions with tools fail or return the call as text",
                 fix="add the gpt-oss tool and reasoning parsers",
-                corrected=_with_flags(la, ["--tool-call-parser", "gpt-oss"] +
+                corrected=_with_flags(base, ["--tool-call-parser", "gpt-oss"] +
                                       ([] if has_flag(a, "--reasoning-parser") else ["--reasoning-parser", "gpt-oss"])),
                 kb_ids=["sglang-tool-call-parser-missing"]))
         elif parser not in ("", "gpt-oss"):
             out.append(_finding(
                 "fail", "sglang.wrong_tool_parser", f"SGLang uses the '{parser}' tool parser for gpt-oss", la.where,
-                fix="use --tool-call-parser gpt-oss", corrected=la.line_text.replace(parser, "gpt-oss"),
+                fix="use --tool-call-parser gpt-oss", corrected=_set_flag(base, "--tool-call-parser", "gpt-oss"),
                 kb_ids=["sglang-tool-call-parser-missing"]))
     elif la.engine == "llama.cpp":
         if has_flag(a, "--no-jinja"):
             out.append(_finding(
                 "fail", "llamacpp.no_jinja", "llama-server runs gpt-oss with --no-jinja",
                 la.where, detail="without the model's Jinja template there is no Harmony tool-call or reasoning parsing",
-                fix="remove --no-jinja", corrected=la.line_text.replace(" --no-jinja", ""),
+                fix="remove --no-jinja", corrected=base.replace(" --no-jinja", ""),
                 kb_ids=["llamacpp-raw-harmony-reasoning-format-none"]))
         if flag(a, "--reasoning-format") == "none":
             out.append(_finding(
                 "warn", "llamacpp.reasoning_format_none", "llama-server returns raw Harmony (--reasoning-format none)",
                 la.where, detail="clients see <|channel|>analysis… in content unless they parse Harmony themselves",
                 fix="drop --reasoning-format none (the default splits reasoning into reasoning_content)",
-                corrected=re.sub(r"\s--reasoning-format(?:=|\s+)none", "", la.line_text),
+                corrected=re.sub(r"\s--reasoning-format(?:=|\s+)none", "", base),
                 kb_ids=["llamacpp-raw-harmony-reasoning-format-none"]))
     if la.engine in HARMONY_ENGINES and any(_truthy(la.env.get(v)) for v in OFFLINE_VARS) \
             and not la.env.get("TIKTOKEN_ENCODINGS_BASE"):
@@ -136,6 +127,48 @@ def judge_launch(la: Launch) -> list[Finding]:
                        else "export TIKTOKEN_ENCODINGS_BASE=/etc/encodings"),
             kb_ids=["harmony-vocab-download-offline"]))
     return out
+
+
+def _set_flag(line: str, name: str, value: str) -> str:
+    """``line`` with the value of ``name`` (``--x v`` or ``--x=v``) replaced; other words stay as they are."""
+    return re.sub(rf"({re.escape(name)}(?:=|\s+))(?:\"[^\"]*\"|'[^']*'|[^\s;]+)", lambda m: m.group(1) + value, line, count=1)
+
+
+def _vllm_tool_flags(la: Launch) -> list[Finding]:
+    """One finding for vLLM's tool-call flags, whose corrected line applies every change at once (a wrong parser
+    and a missing --enable-auto-tool-choice are fixed in the same line, never in two lines that undo each other)."""
+    a, base = la.argv, _base_line(la)
+    parser = flag(a, "--tool-call-parser")
+    auto = has_flag(a, "--enable-auto-tool-choice")
+    if parser is None and not auto:
+        return [_finding(
+            "warn", "vllm.tool_flags_missing", "vLLM serves gpt-oss without tool calling in Chat Completions",
+            la.where, detail="neither --tool-call-parser nor --enable-auto-tool-choice is set: tool calls come back "
+            "as text in content (the Responses API is not affected)",
+            fix="add both flags (vLLM 0.10.2 or newer)",
+            corrected=_with_flags(base, ["--enable-auto-tool-choice", "--tool-call-parser", "openai"]),
+            kb_ids=["vllm-chat-tools-ignored-json-in-content", "raw-harmony-tool-call-in-content"])]
+    if parser is None:
+        return [_finding(
+            "warn", "vllm.tool_parser_missing", "vLLM has --enable-auto-tool-choice but no --tool-call-parser",
+            la.where, fix="add the gpt-oss tool parser", corrected=_with_flags(base, ["--tool-call-parser", "openai"]),
+            kb_ids=["vllm-chat-tools-ignored-json-in-content"])]
+    if parser not in ("", "openai"):
+        fixed = _set_flag(base, "--tool-call-parser", "openai")
+        return [_finding(
+            "fail", "vllm.wrong_tool_parser", f"vLLM uses the '{parser}' tool parser for gpt-oss",
+            la.where, detail="only the 'openai' parser reads Harmony tool calls" +
+            ("" if auto else "; --enable-auto-tool-choice is missing too"),
+            fix="use --tool-call-parser openai" + ("" if auto else " and add --enable-auto-tool-choice"),
+            corrected=fixed if auto else _with_flags(fixed, ["--enable-auto-tool-choice"]),
+            kb_ids=["vllm-tool-call-parser-openai-missing", "vllm-chat-tools-ignored-json-in-content"])]
+    if not auto:
+        return [_finding(
+            "warn", "vllm.auto_tool_choice_missing", "vLLM has --tool-call-parser but not --enable-auto-tool-choice",
+            la.where, detail="requests with tool_choice \"auto\" are refused or the calls stay in content",
+            fix="add --enable-auto-tool-choice", corrected=_with_flags(base, ["--enable-auto-tool-choice"]),
+            kb_ids=["vllm-chat-tools-ignored-json-in-content"])]
+    return []
 
 
 def _is_literal_secret(value: str) -> bool:
@@ -199,6 +232,8 @@ def judge_litellm_config(where_file: str, doc: dict) -> list[Finding]:
         line = first_line(m)
         if re.search(r"gpt[-_]?oss", f"{name} {target}", re.I):
             gptoss_models.append((str(name), str(target), line))
+            route = params.get("model")
+            out += _route_findings(str(name), str(target), f"{where_file}:{route.line if isinstance(route, Val) else line}")
         key = params.get("api_key")
         if isinstance(key, Val) and isinstance(key.value, str) and _is_literal_secret(key.value):
             out.append(_finding("warn", "secret.in_file", f"a literal api_key for {name or target}",
@@ -215,6 +250,29 @@ def judge_litellm_config(where_file: str, doc: dict) -> list[Finding]:
             fix="let reasoning_effort through for these models instead (allowed_openai_params) and upgrade litellm",
             corrected='allowed_openai_params: ["reasoning_effort"]',
             kb_ids=["litellm-reasoning-effort-unsupported-params"]))
+    return out
+
+
+def _route_findings(name: str, route: str, where: str) -> list[Finding]:
+    """Knowledge-base entries whose ``signatures.routes`` name this proxy model route (e.g. the
+    ``vertex_ai/openai/gpt-oss-120b-maas`` route of hindsight #2222), each with the entry's fix for the proxy."""
+    from gptoss_doctor import kb
+
+    try:
+        entries = kb.load()
+    except Exception:  # noqa: BLE001 - a broken knowledge base must not stop the scan
+        return []
+    out = []
+    for e in entries:
+        if not any(re.search(rx, route, re.I) for rx in e.routes):
+            continue
+        fixes = [fx for fx in e.fixes if fx.get("layer") == "proxy"] or e.fixes[:1]
+        fix = fixes[0]
+        affected = (e.versions or {}).get("affected")
+        out.append(_finding(
+            "warn", "litellm.route_known_issue", f"the route {route} has a known gpt-oss problem", where,
+            detail=f"{name or route}: {e.title}" + (f" (affected: {affected})" if affected else ""),
+            fix=fix["step"], corrected=fix.get("config", ""), kb_ids=[e.id]))
     return out
 
 

@@ -15,7 +15,7 @@ from . import _model as M
 
 PUBLIC_ROUTES = ("/routes", "/", "/health/liveliness", "/health/liveness", "/health/readiness", "/test",
                  "/config/yaml", "/metrics", "/litellm/.well-known/litellm-ui-config",
-                 "/.well-known/litellm-ui-config", "/public/model_hub")
+                 "/.well-known/litellm-ui-config", "/public/model_hub", "/openapi.json")
 BACKEND_BASE = "http://127.0.0.1:8000/v1"
 
 
@@ -35,6 +35,7 @@ class LiteLLM(Engine):
             self.server_header = None  # recorded 1.109.1 sends no Server header
         r = self.route
         r("GET", "/", self.index)
+        r("GET", "/openapi.json", self.openapi)
         r("GET", "/health/liveliness", lambda req: json_response("I'm alive!"))
         r("GET", "/health/liveness", lambda req: json_response("I'm alive!"))
         r("GET", "/health/readiness", self.readiness)
@@ -142,6 +143,15 @@ class LiteLLM(Engine):
         return text_response("<!DOCTYPE html><html><head><title>LiteLLM API - Swagger UI</title></head>"
                              "<body><div id=\"swagger-ui\"></div></body></html>",
                              content_type="text/html; charset=utf-8")
+
+    def openapi(self, req: Request) -> Response:
+        # real 1.109.1 (run here): public, ~2 MB, `{"openapi":"3.1.0","info":{"title":"LiteLLM API","description":
+        # "Proxy Server to call 100+ LLMs in the OpenAI format. …","version":"1.109.1"},"paths":{…}}`, info first
+        paths = {f"/route/{i}": {"get": {"summary": "x" * 200}} for i in range(4000)}  # keeps it over 1 MiB
+        return json_response({"openapi": "3.1.0", "info": {
+            "title": "LiteLLM API", "description": "Proxy Server to call 100+ LLMs in the OpenAI format. "
+            "[**Customize Swagger Docs**](https://docs.litellm.ai/docs/enterprise#operations--branding)",
+            "version": self.version}, "paths": paths})
 
     def readiness(self, req: Request) -> Response:
         if self.vt >= (1, 100):

@@ -21,7 +21,7 @@ JSON_CT = "application/json; charset=utf-8"
 
 class Ollama(Engine):
     name = "ollama"
-    default_version = "0.12.6"
+    default_version = "0.13.5"  # the first releases with /v1/responses are 0.13.3+ (ollama/ollama#13595)
     default_model = "gpt-oss:20b"
     default_max_model_len = 8192  # allocated context (/api/ps); trained context is 131072 (§4.2)
     server_header = None  # gin sets no Server header (§4.4)
@@ -47,6 +47,12 @@ class Ollama(Engine):
         r("POST", "/v1/chat/completions", self.chat_completions)
         r("POST", "/v1/completions", self.completions)
         r("POST", "/v1/responses", self.responses)
+
+    def responses(self, req: Request) -> Response:
+        # /v1/responses came with 0.13.3 (PR #13351, ollama/ollama#13595): older releases answer gin's 404
+        if self.vt < (0, 13, 3):
+            return self.not_found(req)
+        return super().responses(req)
 
     # -- auth: Ollama has no API key; emulate an auth proxy in front (only GET / open) -------
     def is_public(self, req: Request) -> bool:

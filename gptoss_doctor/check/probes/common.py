@@ -63,6 +63,7 @@ class Ctx:
     model: str
     engine: str
     gpt_oss: bool = True
+    version: Optional[str] = None  # the engine's version, where discovery found it
 
 def _short(s: Any, n: int = 160) -> str:
     t = " ".join(str(s).split())

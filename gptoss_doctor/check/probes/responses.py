@@ -31,8 +31,16 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     if res.ended == "not_sse":
         r = res.as_response()
         if r.status in (404, 405, 501):
-            if not engines.get(ctx.engine).responses_api:
+            prof = engines.get(ctx.engine)
+            if not prof.responses_api:
                 return [Obs("probe.responses", "skip", f"{ctx.engine} has no Responses API")]
+            gap = prof.responses_gap(ctx.version)
+            if gap:  # this release predates the API: nothing to fix but the version, not a fault of the server
+                ver = f" {ctx.version}" if ctx.version else ""
+                return [Obs("probe.responses", "skip", f"{what}: HTTP {r.status}: {prof.label}{ver} has no "
+                            f"Responses API. {gap}"),
+                        Obs("probe.responses.function_call", "skip", "no Responses API in this version"),
+                        Obs("probe.responses.reasoning", "skip", "no Responses API in this version")]
             return [Obs("probe.responses", "fail", f"{what}: HTTP {r.status}: the server has no Responses API",
                         [_short(r.text, 200)], error_text=error_message(r.json(), r.text), http_status=r.status,
                         fix="use an engine release with /v1/responses for gpt-oss, or use /v1/chat/completions"),
