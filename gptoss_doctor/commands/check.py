@@ -16,6 +16,8 @@ LiteLLM proxy, TensorRT-LLM, transformers serve), the served models and context 
 tokens and stop tokens, then sends small requests (chat, tool call streamed and not) and looks for
 the known gpt-oss failure signatures. URLs without a scheme are taken as http://.
 
+  gptoss-doctor check                        (no URL: the servers running on this host)
+
   gptoss-doctor check http://127.0.0.1:8000
 
   gptoss-doctor check localhost:8000 localhost:30000 --quick
@@ -85,8 +87,20 @@ def register(app: typer.Typer) -> None:
             raw = list(urls or [])
             if targets is not None:
                 raw += _read_targets(targets)
-            if not raw:
-                raise UsageError("no URL given", hint="gptoss-doctor check http://127.0.0.1:8000 (or --targets FILE)")
+            local = None
+            if not raw:  # no URL: the gpt-oss servers of this host
+                from gptoss_doctor.check import local as local_servers
+                from gptoss_doctor.errors import UnreachableError
+
+                local = local_servers.find()
+                if not local.candidates:
+                    raise UnreachableError("no gpt-oss server found on this host (looked at: "
+                                           + "; ".join(local.looked) + ")",
+                                           hint="name its URL: gptoss-doctor check http://HOST:PORT (or --targets FILE)")
+                raw = [c.url for c in local.candidates]
+                if not json_mode and not markdown:
+                    for c in local.candidates:
+                        out.note(f"found {c.url}: {c.why}")
             parsed, seen = [], set()
             for u in raw:
                 base, notes = target_urls.normalize_url(u)
@@ -111,6 +125,20 @@ def register(app: typer.Typer) -> None:
                         out.note(f"note: {n}")
             with out.progress("checking …") as update:
                 results = pipeline.run(parsed, opts, progress=update)
+            if local is not None:  # a default port held by something else is not a gpt-oss server of this host
+                from gptoss_doctor.check.targets import normalize_url as norm
+
+                guessed = {norm(c.url)[0] for c in local.candidates if not c.from_launch}
+                dropped = [r for r in results if r.url in guessed and not r.llm_server and not r.auth_problem]
+                for r in dropped:
+                    out.note(f"{r.url} answers but is not an OpenAI-compatible server: left out")
+                results = [r for r in results if r not in dropped]
+                if not results:
+                    from gptoss_doctor.errors import UnreachableError
+
+                    raise UnreachableError("no gpt-oss server found on this host (looked at: "
+                                           + "; ".join(local.looked) + ")",
+                                           hint="name its URL: gptoss-doctor check http://HOST:PORT")
             if kb_error():
                 out.note(f"warning: the knowledge base could not be loaded ({kb_error()}); "
                          "findings carry no references")

@@ -22,6 +22,7 @@ RULES = (
 
 PROFILE = EngineProfile(
     name="lmdeploy", label="LMDeploy", default_port=23333, tracker="InternLM/lmdeploy",
+    port_flags=("--server-port",), host_flags=("--server-name",),
     # api_server.py builds FastAPI(docs_url='/', lifespan=...) with no version: /openapi.json says FastAPI's 0.1.0
     version_hint="LMDeploy has no version route and its OpenAPI document carries FastAPI's default 0.1.0; run "
                  "'pip show lmdeploy' on the server",

@@ -56,7 +56,8 @@ def _health(d, col) -> bool:
 
 
 PROFILE = EngineProfile(
-    name="ollama", label="Ollama", default_port=11434, tracker="ollama/ollama",
+    name="ollama", label="Ollama", default_port=11434, tracker="ollama/ollama", port_flags=(), host_flags=(),
+    host_env="OLLAMA_HOST",
     log_hints=(r"source=\w+\.go:\d+|harmonyparser\.go|\bollama\b|\bOllama\b|\bgpt-oss:(?:20b|120b|latest)\b",),
     rules=RULES,
     read_version=signal_field("api_version", "version"), enrich=_show, judge_health=_health,

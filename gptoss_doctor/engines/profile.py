@@ -140,6 +140,10 @@ class EngineProfile:
     name: str  # the id used everywhere (CLI values, JSON, knowledge base)
     label: str  # how people write it
     default_port: Optional[int] = None
+    # how a launch line names its port and host (`check` with no URL finds running servers from them)
+    port_flags: tuple[str, ...] = ("--port",)
+    host_flags: tuple[str, ...] = ("--host",)
+    host_env: Optional[str] = None  # a HOST:PORT variable, e.g. OLLAMA_HOST
     tracker: Optional[str] = None  # GitHub owner/repo where its problems are reported
     log_hints: tuple[str, ...] = ()  # regexes: a log or traceback line comes from this engine (in order)
     rules: tuple[Rule, ...] = ()

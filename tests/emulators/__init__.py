@@ -39,11 +39,12 @@ def create(engine: str, version: Optional[str] = None, faults=(), api_key: Optio
 
 @contextlib.contextmanager
 def serve(engine: str, version: Optional[str] = None, faults=(), api_key: Optional[str] = None,
-          delay: float = 0.0, model: Optional[str] = None, max_model_len: Optional[int] = None) -> Iterator[Engine]:
-    """Start an emulator on 127.0.0.1:<free port> in a daemon thread; stop and join on exit."""
+          delay: float = 0.0, model: Optional[str] = None, max_model_len: Optional[int] = None,
+          port: int = 0) -> Iterator[Engine]:
+    """Start an emulator on 127.0.0.1:<free port> (or ``port``) in a daemon thread; stop and join on exit."""
     srv = create(engine, version=version, faults=faults, api_key=api_key, delay=delay, model=model,
                  max_model_len=max_model_len)
-    srv.start()
+    srv.start(port)
     try:
         yield srv
     finally:

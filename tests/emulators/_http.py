@@ -326,8 +326,8 @@ class HTTPApp:
                                   "headers": dict(req.headers), "body": req.body})
 
     # -- lifecycle -----------------------------------------------------------
-    def start(self) -> "HTTPApp":
-        self._server = _Server(("127.0.0.1", 0), make_handler(self))
+    def start(self, port: int = 0) -> "HTTPApp":
+        self._server = _Server(("127.0.0.1", port), make_handler(self))
         port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{port}"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
