@@ -92,10 +92,14 @@ class CheckReport(CommandResult):
     verbose: bool = False
     argv: str = ""
     secrets: list[str] = field(default_factory=list)
+    comparison: Optional[object] = None  # check.baseline.Comparison with --compare
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.targets, self.strict)
+        code = exit_code(self.targets, self.strict)
+        if code == EXIT_OK and self.comparison is not None and self.comparison.has_new_problems:
+            return EXIT_PROBLEMS  # a problem that the baseline did not have
+        return code
 
     @property
     def findings(self) -> list[Finding]:
@@ -107,6 +111,8 @@ class CheckReport(CommandResult):
         from gptoss_doctor.check.causes import summary
 
         causes = summary([c for t in self.targets for c in t.causes])
-        return redact({"ok": self.exit_code == 0, "targets": [t.to_json() for t in self.targets],
-                       "summary": {**summarize(self.findings), "causes": causes}, "exit_code": self.exit_code},
-                      self.secrets)
+        doc = {"ok": self.exit_code == 0, "targets": [t.to_json() for t in self.targets],
+               "summary": {**summarize(self.findings), "causes": causes}, "exit_code": self.exit_code}
+        if self.comparison is not None:
+            doc["comparison"] = self.comparison.to_json()
+        return redact(doc, self.secrets)

@@ -24,6 +24,9 @@ the known gpt-oss failure signatures. URLs without a scheme are taken as http://
 
   gptoss-doctor check http://gpu-box:8000 --deep --markdown > report.md
 
+  gptoss-doctor check http://gpu-box:8000 --save before.json     (then, after an upgrade:)
+  gptoss-doctor check http://gpu-box:8000 --compare before.json
+
 Exit codes: 0 nothing failed, 1 a check failed (or a warning with --strict), 2 usage,
 3 a target unreachable or not an LLM server, 4 authentication required or rejected
 (several targets: the highest of 4 > 3 > 1 > 0).
@@ -68,6 +71,9 @@ def register(app: typer.Typer) -> None:
         strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
         concurrency: int = typer.Option(4, "--concurrency", metavar="N", min=1, max=64, help="Targets checked at the same time."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the evidence of passing checks too."),
+        save: Optional[Path] = typer.Option(None, "--save", metavar="FILE", help="Save this report as a baseline (JSON)."),
+        compare: Optional[Path] = typer.Option(None, "--compare", metavar="FILE",
+                                               help="Say what changed since a saved baseline; exit 1 on a new problem."),
     ) -> None:
         from gptoss_doctor.entry import run_command
 
@@ -109,6 +115,9 @@ def register(app: typer.Typer) -> None:
                     parsed.append((base, notes))
             if model_dir is not None and not model_dir.exists():
                 raise UsageError(f"no such folder: {model_dir}")
+            from gptoss_doctor.check import baseline
+
+            base_doc = baseline.load(compare) if compare is not None else None  # a bad baseline fails before probing
             opts = CheckOptions(api_key=api_key or None, timeout=timeout, model=model,
                                   model_dir=str(model_dir) if model_dir else None, quick=quick, deep=deep,
                                   concurrency=concurrency)
@@ -144,6 +153,11 @@ def register(app: typer.Typer) -> None:
                          "findings carry no references")
             argv = "gptoss-doctor check " + " ".join(target_urls.public_url(b) for b, _ in parsed)
             result = CheckReport(results, strict=strict, verbose=verbose, argv=argv, secrets=secrets)
+            if base_doc is not None:
+                result.comparison = baseline.compare(base_doc, [t.to_json() for t in results], str(compare))
+            if save is not None:
+                baseline.save(result.to_json(), save)
+                out.note(f"saved the report as a baseline: {save}")
             emit(out, result, "markdown" if markdown else "human")
             if result.exit_code == 1 and strict and not any(f.status in ("fail", "error") for f in result.findings):
                 out.note("--strict: warnings count as failures")

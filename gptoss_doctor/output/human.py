@@ -66,10 +66,40 @@ def check(out: Output, report) -> None:
     if len(report.targets) > 1:
         bad = sum(1 for r in report.targets if r.code(report.strict))
         suffix = f" across {len(report.targets)} targets" + (f" ({bad} with problems)" if bad else "")
+    if report.comparison is not None:
+        _render_comparison(out, report.comparison, secrets)
     counts = summarize(report.findings)
     worst = "fail" if counts["fail"] or counts["error"] else "warn" if counts["warn"] else "pass"
+    if worst == "pass" and report.comparison is not None and report.comparison.has_new_problems:
+        worst = "fail"
     out.line()
     out.mark(worst, cause_summary_line(all_causes, counts) + suffix)
+
+
+def _render_comparison(out: Output, comp, secrets) -> None:
+    """What changed since the saved baseline: engine, new problems (✗), problems gone (✓), slower (!)."""
+    from gptoss_doctor.redact import redact
+
+    out.line()
+    out.heading(redact(f"Since {comp.path} (saved {comp.saved_at})", secrets))
+    for t in comp.targets:
+        if t.url != t.baseline_url:
+            out.detail(redact(f"{t.url} compared with {t.baseline_url}", secrets), indent=2)
+        if t.engine:
+            out.mark("warn", f"Engine: {t.engine[0]} -> {t.engine[1]}", indent=2)
+        for c in t.new:
+            out.mark("fail", "new: " + c["title"], indent=2)
+            out.detail("seen by: " + ", ".join(c["checks"]), indent=6)
+            if c.get("fix"):
+                out.detail("fix: " + c["fix"], indent=6)
+        for c in t.gone:
+            out.mark("pass", "gone: " + c["title"], indent=2)
+        for s in t.slower:
+            out.mark("warn", "slower: " + s, indent=2)
+        if not (t.engine or t.new or t.gone or t.slower):
+            out.mark("pass", "no change: same engine, no new problem, none gone, not slower", indent=2)
+    for u in comp.unmatched:
+        out.mark("skip", f"{u}: not in the baseline", indent=2)
 
 
 def _render_cause(out: Output, c) -> None:

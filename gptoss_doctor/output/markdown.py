@@ -56,6 +56,19 @@ def check_report(report: CheckReport) -> str:
             lines.append("")
             lines.append("</details>")
         lines.append("")
+    comp = report.comparison
+    if comp is not None:
+        lines.append(f"#### Since {md(comp.path)} (saved {md(comp.saved_at)})")
+        lines.append("")
+        for t in comp.targets:
+            if t.engine:
+                lines.append(f"- ⚠️ engine: {md(t.engine[0])} → {md(t.engine[1])}")
+            lines += [f"- ❌ new: {md(c['title'])} ({', '.join(code(x) for x in c['checks'])})" for c in t.new]
+            lines += [f"- ✅ gone: {md(c['title'])}" for c in t.gone]
+            lines += [f"- ⚠️ slower: {md(x)}" for x in t.slower]
+            if not (t.engine or t.new or t.gone or t.slower):
+                lines.append("- ✅ no change")
+        lines.append("")
     from gptoss_doctor.output.human import cause_summary_line
 
     lines.append("**Summary:** " + cause_summary_line([c for r in results for c in r.causes],
