@@ -235,7 +235,8 @@ def test_strict_makes_warnings_fail(cli):
         assert code == 1
 
 
-@pytest.mark.parametrize("args", [["http://"], ["ftp://example.com"], ["http://host:notaport"], ["a b"], [],
+# (no URL at all is not a usage error any more: `check` then looks for this host's servers, tests/test_check_local.py)
+@pytest.mark.parametrize("args", [["http://"], ["ftp://example.com"], ["http://host:notaport"], ["a b"],
                                   ["http://[bad"], ["http://[::1"], ["http://host:99999"]])
 def test_malformed_urls_are_usage_errors(args, cli):
     code, out, err = astuple(cli("check", *args))

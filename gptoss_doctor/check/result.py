@@ -18,6 +18,7 @@ class CheckOptions:
     quick: bool = False
     deep: bool = False
     concurrency: int = 4
+    request: Optional[object] = None  # check.request.UserRequest with --request: replayed instead of the probes
 
 
 @dataclass

@@ -120,8 +120,21 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
     gpt = bool(model and d.model(model) and d.model(model).gpt_oss)
     jobs: list = [P.guard(E.enrich(client, d, model), "models.context"),
                   _tokenizer_guarded(client, d, model)]
-    ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt, version=d.version)
-    if model and not opts.quick:
+    ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt, version=d.version,
+                override_model=bool(opts.model))
+    if opts.request is not None:  # the user's own request instead of the doctor's small ones
+        from gptoss_doctor.check.probes.replay import replay
+
+        asked = opts.request.body.get("model")
+        served = [m.id for m in d.models]
+        if asked and served and asked not in served and not opts.model:
+            col.add("models.listed", "warn", f"your request names the model {asked!r}, which this server does not "
+                    f"serve (served: {', '.join(served[:5])}): it is sent as given",
+                    fix=f"replay it against the served model with --model {served[0]}, or fix the model name in "
+                        "the client")
+
+        jobs.append(replay(ctx, opts.request))
+    elif model and not opts.quick:
         jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts)))
     progress(f"{where}: {engines.label(d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))

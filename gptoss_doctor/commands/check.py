@@ -24,6 +24,8 @@ the known gpt-oss failure signatures. URLs without a scheme are taken as http://
 
   gptoss-doctor check http://gpu-box:8000 --deep --markdown > report.md
 
+  gptoss-doctor check http://gpu-box:8000 --request failing.json   (your own request: JSON, curl or HAR)
+
   gptoss-doctor check http://gpu-box:8000 --save before.json     (then, after an upgrade:)
   gptoss-doctor check http://gpu-box:8000 --compare before.json
 
@@ -71,6 +73,9 @@ def register(app: typer.Typer) -> None:
         strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
         concurrency: int = typer.Option(4, "--concurrency", metavar="N", min=1, max=64, help="Targets checked at the same time."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the evidence of passing checks too."),
+        request: Optional[str] = typer.Option(None, "--request", metavar="FILE",
+                                              help="Replay your own request: a JSON body, a curl command line or a "
+                                                   "HAR file ('-' for stdin), sent as given, then streamed."),
         save: Optional[Path] = typer.Option(None, "--save", metavar="FILE", help="Save this report as a baseline (JSON)."),
         compare: Optional[Path] = typer.Option(None, "--compare", metavar="FILE",
                                                help="Say what changed since a saved baseline; exit 1 on a new problem."),
@@ -115,12 +120,21 @@ def register(app: typer.Typer) -> None:
                     parsed.append((base, notes))
             if model_dir is not None and not model_dir.exists():
                 raise UsageError(f"no such folder: {model_dir}")
+            user_request = None
+            if request is not None:
+                from gptoss_doctor.check import request as user_requests
+
+                if quick or deep:
+                    raise UsageError("--request replays your request instead of the probes: drop --quick / --deep")
+                user_request = user_requests.read(request)
+                if model:
+                    user_request.body["model"] = model
             from gptoss_doctor.check import baseline
 
             base_doc = baseline.load(compare) if compare is not None else None  # a bad baseline fails before probing
             opts = CheckOptions(api_key=api_key or None, timeout=timeout, model=model,
                                   model_dir=str(model_dir) if model_dir else None, quick=quick, deep=deep,
-                                  concurrency=concurrency)
+                                  concurrency=concurrency, request=user_request)
             secrets = [api_key] if api_key else []
             remember(api_key)
             for base, _ in parsed:
@@ -132,6 +146,11 @@ def register(app: typer.Typer) -> None:
                 for base, notes in parsed:
                     for n in notes:
                         out.note(f"note: {n}")
+            if user_request is not None:  # say what will be sent before sending it (never a header value or key)
+                out.note(f"will send ({user_request.source}): {user_request.describe()}"
+                         + ("; with the API key from --api-key / OPENAI_API_KEY" if api_key else ""))
+                for n in user_request.notes:
+                    out.note(f"note: {n}")
             with out.progress("checking …") as update:
                 results = pipeline.run(parsed, opts, progress=update)
             if local is not None:  # a default port held by something else is not a gpt-oss server of this host

@@ -305,8 +305,10 @@ class Client:
     def url(self, path: str) -> str:
         return self.base_url + (path if path.startswith("/") else "/" + path)
 
+    extra_headers: dict = {}  # set per client for check --request: the user's own (non-secret) headers
+
     def _headers(self, url: str, auth: bool, extra: Optional[dict] = None) -> dict:
-        h = dict(extra or {})
+        h = {**self.extra_headers, **(extra or {})}
         if auth and self.api_key and origin(url) == self.origin:
             h["Authorization"] = f"Bearer {self.api_key}"
         return h

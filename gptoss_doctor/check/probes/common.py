@@ -64,6 +64,7 @@ class Ctx:
     engine: str
     gpt_oss: bool = True
     version: Optional[str] = None  # the engine's version, where discovery found it
+    override_model: bool = False  # --model given: it replaces the model of a replayed request
 
 def _short(s: Any, n: int = 160) -> str:
     t = " ".join(str(s).split())
