@@ -77,7 +77,7 @@ def test_explain_human(name, cli):
 @pytest.mark.parametrize("args", [["decode", "--json", "200006", "17360", "200008"], ["decode", "--json", "999999999"],
                                   ["explain", "--json", "--file", "/nonexistent/x.log"], ["kb", "show", "--json", "stale-generation-config-call-token"],
                                   ["kb", "list", "--json", "--engine", "tgi"], ["kb", "show", "--json", "no-such-entry"],
-                                  ["check", "--json"], ["check", "--json", "--quick", "--deep", "http://x"]],
+                                  ["check", "--json", "--targets", "/dev/null"], ["check", "--json", "--quick", "--deep", "http://x"]],
                          ids=["decode", "decode-bad", "explain-nofile", "kb-show", "kb-list", "kb-show-missing",
                               "check-nourl", "check-usage"])
 def test_other_json(args, cli, request):

@@ -99,6 +99,8 @@ def register(app: typer.Typer) -> None:
             if targets is not None:
                 raw += _read_targets(targets)
             local = None
+            if not raw and targets is not None:
+                raise UsageError(f"no URL in {targets}", hint="one URL per line, e.g. http://127.0.0.1:8000")
             if not raw:  # no URL: the gpt-oss servers of this host
                 from gptoss_doctor.check import local as local_servers
                 from gptoss_doctor.errors import UnreachableError
