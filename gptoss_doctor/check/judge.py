@@ -340,6 +340,22 @@ def judge_hidden_parser(col: Collector) -> None:
                 "tool parser ran; run the check again after fixing it to see whether the tool parser is enabled")
 
 
+def judge_ran_past_call(col: Collector) -> None:
+    """Each probe that saw generation run on past a tool call said so; it is one cause: one observation that lists
+    where it was seen."""
+    from gptoss_doctor.check.probes.common import RAN_PAST_CALL
+
+    group = col.obs.get("eos.call_token", [])
+    seen = [o for o in group if o.status == "fail" and o.detail.startswith(RAN_PAST_CALL + " (seen in ")]
+    if len(seen) < 2:
+        return
+    where = "; ".join(o.detail[len(RAN_PAST_CALL) + len(" (seen in "):-1] for o in seen)
+    first = seen[0]
+    first.detail = f"{RAN_PAST_CALL} (seen in {where})"
+    first.evidence = list(dict.fromkeys(e for o in seen for e in o.evidence))
+    col.obs["eos.call_token"] = [o for o in group if o is first or o not in seen]
+
+
 def judge_same_refusal(col: Collector, engine: str) -> None:
     """A streamed tool call refused with the same HTTP error as the non-streamed one has the same cause and fix
     (llama.cpp --no-jinja: "tools param requires --jinja flag" both ways), not a streaming bug."""

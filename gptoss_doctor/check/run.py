@@ -15,7 +15,8 @@ from gptoss_doctor.check import discover as E
 from gptoss_doctor.check import probes as P
 from gptoss_doctor.check.judge import (
     Collector, judge_context, judge_engine, judge_eos, judge_health, judge_models, judge_structured_leak,
-    judge_hidden_parser, judge_proxy_backend, judge_same_refusal, judge_unoffered_tool_call, proxy_backend_fault,
+    judge_hidden_parser, judge_proxy_backend, judge_ran_past_call, judge_same_refusal, judge_unoffered_tool_call,
+    proxy_backend_fault,
 )
 from gptoss_doctor.check.link import build_finding
 from gptoss_doctor.check.result import CheckOptions, TargetResult
@@ -143,6 +144,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
         judge_structured_leak(col, d.engine)
         judge_unoffered_tool_call(col)
         judge_same_refusal(col, d.engine)
+        judge_ran_past_call(col)
         judge_hidden_parser(col)
         judge_proxy_backend(col, d)
         proxy_fault = proxy_backend_fault(d, obs)

@@ -157,6 +157,9 @@ class EngineProfile:
     reasoning_events: bool = True  # its Responses stream carries reasoning events
     embeds_harmony: bool = False  # parses with openai-harmony: the 'harmony' KB entries apply
     reads_generation_config: bool = False  # takes stop tokens from the local generation_config.json
+    # the choice key naming the stop token that ended generation ("" when the engine never reports one): a tool call
+    # that did not end at <|call|> 200012 there ran on past it (a stale stop-token list)
+    stop_reason_key: str = ""
     is_proxy: bool = False
     done_sentinel: bool = True  # ends chat streams with data: [DONE]
     # version rule: (status, detail) for a version with a known gpt-oss gap, None when none is known

@@ -105,6 +105,16 @@ def http_failure(probe_id: str, what: str, r: Response) -> list[Obs]:
                        [_short(msg, 300)], error_text=msg))
     return obs
 
+RAN_PAST_CALL = ("generation ran on after the tool call instead of stopping at <|call|> 200012: the server's stop "
+                 "tokens lack <|call|> (a stale generation_config.json)")
+
+def ran_past_call(seen: str, evidence: list[str]) -> Obs:
+    """A tool call after which generation went on (``seen``: where and how it showed): the server's stop tokens lack
+    <|call|> 200012. vLLM 0.32 shows a stale generation_config.json this way instead of a HarmonyError: its Harmony
+    parser skips the tokens it cannot place (vllm/parser/harmony.py, ``except HarmonyError: continue``). The judge
+    joins these into one observation (one cause, several probes that saw it)."""
+    return Obs("eos.call_token", "fail", f"{RAN_PAST_CALL} (seen in {seen})", evidence)
+
 def content_checks(content: str, where: str) -> list[Obs]:
     from gptoss_doctor.explain.artifacts import parse_flattened, parse_harmony
 
