@@ -303,11 +303,22 @@ def judge_structured_leak(col: Collector, engine: str) -> None:
     explains both."""
     if any(o.status == "fail" and "is not language" in o.detail for o in col.obs.get("probe.chat", [])):
         # broken weights or kernels: what the model wrote says nothing about parsers, grammars or reasoning fields
-        for fid in ("probe.structured_output", "probe.reasoning"):
+        for fid in ("probe.structured_output", "probe.reasoning"):  # (see the Responses probes below)
             for o in col.obs.get(fid, []):
                 if o.status in ("fail", "warn", "error"):
                     o.status, o.evidence, o.error_text, o.fix = "skip", [], "", ""
                     o.detail = "not judged: the model's output is not language (see Plain chat)"
+        # the Responses API has its own gpt-oss support, but no upgrade makes these weights call a tool or reason
+        from gptoss_doctor.check.probes.common import MODEL_FIRST_FIX
+
+        for o in col.obs.get("probe.responses.function_call", []):
+            if o.status in ("fail", "warn"):
+                o.detail += " — the model's output is not language (see Plain chat)"
+                o.fix = MODEL_FIRST_FIX
+        for o in col.obs.get("probe.responses.reasoning", []):
+            if o.status in ("fail", "warn"):
+                o.status, o.evidence, o.fix = "skip", [], ""
+                o.detail = "not judged: the model's output is not language (see Plain chat)"
         return
     leak = any(o.status == "fail" for o in col.obs.get("probe.harmony_leak", []))
     flat = any(o.status == "fail" for o in col.obs.get("probe.flattened_channels", []))

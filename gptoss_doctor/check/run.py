@@ -123,7 +123,13 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
                   _tokenizer_guarded(client, d, model)]
     ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
     if model and not opts.quick:
-        jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts)))
+        # the server's own load first, while none of the doctor's requests is in flight (its probes run
+        # concurrently, and a small --max-num-seqs would queue them: that queue is the doctor's, not the server's)
+        from gptoss_doctor.check.probes import extras as probe_extras
+
+        before = await P.guard(probe_extras.saturation(ctx), "metrics.saturation")
+        jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts),
+                              saturation_obs=before))
     progress(f"{where}: {engines.label(d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)

