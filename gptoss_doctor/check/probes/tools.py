@@ -207,10 +207,20 @@ def compare_stream(ns: ToolResult, s: StreamSummary, engine: str = "") -> list[O
         # text streamed after the call's deltas was written after <|call|>: a preamble comes before the call
         obs.append(ran_past_call(f"the {what}: content after the call's deltas",
                                  [f"streamed content after the tool_calls deltas: {_short(s.after_call, 120)!r}"]))
+    after_call_error = bool(s.error_texts and UNEXPECTED_TOKEN_RE.search(s.error_texts[0])
+                            and engines.get(engine).tool_deltas_before_harmony_error)
     if not s.tool_calls:
         if s.error_texts:
             obs.append(Obs("probe.tools.stream", "fail", f"{what}: no tool call before the error chunk",
                            error_text=s.error_texts[0]))
+            if after_call_error and s.reasoning and not s.content.strip():
+                # the error is on the token after <|call|>, so the model wrote its call; this engine streams a
+                # call's deltas before that error when it extracts tool calls, and none came: a second fault
+                obs.append(Obs("probe.tools.no_parser", "fail", f"{what}: reasoning, then the Harmony error that "
+                               "follows a call, and no tool_calls delta before it: the server does not extract tool "
+                               "calls into tool_calls (no tool-call parser, or auto tool choice not enabled)",
+                               [f"error chunk after {len(s.reasoning)} characters of reasoning and no tool_calls "
+                                f"delta: {_short(s.error_texts[0], 120)}"]))
         elif ns.args is not None:
             obs.append(Obs("probe.tools.stream", "fail", f"{what}: no tool_calls deltas in the stream"
                            + (f"; content: {_short(s.content, 100)!r}" if s.content else "")))
@@ -226,6 +236,9 @@ def compare_stream(ns: ToolResult, s: StreamSummary, engine: str = "") -> list[O
         # the stream broke with an error: its partial call proves nothing either way, so no ✓ for it
         obs.append(Obs("probe.tools.stream", "fail", f"{what}: the stream ended with an error after "
                        f"{len(frags)} argument fragment(s)", error_text=s.error_texts[0]))
+        if after_call_error:  # but the call was extracted before the error: the tool-call parser is on
+            obs.append(Obs("probe.tools.no_parser", "pass", f"{what}: the call came as tool_calls deltas "
+                           f"({acc['name'] or '?'}) before the Harmony error, so tool calls are extracted"))
         return obs
     obs.append(name_obs(acc["name"], "streamed"))
     if duplicated(frags, joined, ns.args):
