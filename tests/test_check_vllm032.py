@@ -22,7 +22,8 @@ def _names_the_stale_config(f) -> None:
     assert eos.status == "fail", (eos.status, eos.detail)
     assert "<|call|> 200012" in eos.detail and "stale generation_config.json" in eos.detail
     assert "fix-config" in eos.fix and "200012" in eos.fix
-    assert kb.get("stale-generation-config-call-token").id in eos.kb
+    entry = kb.get("stale-generation-config-call-token")
+    assert eos.kb[0] == entry.id and eos.references[0] == entry.urls[0]
 
 
 def test_stale_config_behind_a_remote_vllm_0_32_is_named_from_behaviour():

@@ -97,7 +97,7 @@ class Collector:
                 raise ValueError(f"unknown finding id {o.id}")
             self.obs.setdefault(o.id, []).append(o)
 
-    def merged(self) -> list[tuple[str, str, str, list[str], list[str], str]]:
+    def merged(self) -> list[tuple[str, str, str, list[str], list[str], str, list[str]]]:
         out = []
         for fid in sorted(self.obs, key=lambda f: ORDER.get(f, 999)):
             group = self.obs[fid]
@@ -110,7 +110,8 @@ class Collector:
             evidence = list(dict.fromkeys(e for o in top for e in o.evidence))
             errors = list(dict.fromkeys(o.error_text for o in top if o.error_text))
             fix = next((o.fix for o in top if o.fix), "")
-            out.append((fid, status, "; ".join(details), evidence, errors, fix))
+            kb_ids = list(dict.fromkeys(k for o in top for k in o.kb))
+            out.append((fid, status, "; ".join(details), evidence, errors, fix, kb_ids))
         return out
 
 

@@ -47,8 +47,8 @@ async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] 
         await client.aclose()
     res.requests = client.requests
     res.health_failed = col.health_failed
-    for fid, status, detail, evidence, errors, fix in col.merged():
-        res.checks.append(build_finding(fid, status, detail, evidence, errors, fix, res.engine, res))
+    for fid, status, detail, evidence, errors, fix, kb_ids in col.merged():
+        res.checks.append(build_finding(fid, status, detail, evidence, errors, fix, res.engine, res, kb_ids))
     res.seconds = time.monotonic() - t0
     return res
 

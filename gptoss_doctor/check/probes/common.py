@@ -56,6 +56,7 @@ class Obs:
     error_text: str = ""  # server error text to run through the matcher
     fix: str = ""
     http_status: Optional[int] = None  # set when the observation is just "the request failed with this status"
+    kb: tuple[str, ...] = ()  # knowledge-base entries the probe knows explain it (when no error text names them)
 
 @dataclass
 class Ctx:
@@ -113,7 +114,8 @@ def ran_past_call(seen: str, evidence: list[str]) -> Obs:
     <|call|> 200012. vLLM 0.32 shows a stale generation_config.json this way instead of a HarmonyError: its Harmony
     parser skips the tokens it cannot place (vllm/parser/harmony.py, ``except HarmonyError: continue``). The judge
     joins these into one observation (one cause, several probes that saw it)."""
-    return Obs("eos.call_token", "fail", f"{RAN_PAST_CALL} (seen in {seen})", evidence)
+    return Obs("eos.call_token", "fail", f"{RAN_PAST_CALL} (seen in {seen})", evidence,
+               kb=("stale-generation-config-call-token",))
 
 def content_checks(content: str, where: str) -> list[Obs]:
     from gptoss_doctor.explain.artifacts import parse_flattened, parse_harmony
