@@ -180,17 +180,28 @@ def _top(text: str, ctype: str):
 def test_vllm_emulator_matches_the_recording(case):
     key = "secret-key" if case["run"] == "e4_apikey" else None
     with serve("vllm", version="0.26.0", model="openai/gpt-oss-20b", max_model_len=4096, api_key=key) as srv:
-        kw: dict = {"headers": {}}
-        if case["body"] is not None:
-            kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
-        if case["auth"] and key:  # the "WRONG KEY" exchange sent another key
-            kw["headers"]["Authorization"] = "Bearer wrong-key" if "WRONG KEY" in case["title"] else f"Bearer {key}"
-        r = httpx.request(case["method"], srv.url + case["path"], timeout=20, **kw)
+        r = replay_vllm(srv.url, case, key)
+    assert_same_surface(r, case)
+
+
+def replay_vllm(base: str, case: dict, key=None) -> httpx.Response:
+    """Send a request of a vLLM captures.txt as recorded (with the key, or the wrong one, where it was sent)."""
+    kw: dict = {"headers": {}}
+    if case["body"] is not None:
+        kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
+    if case["auth"] and key:  # the "WRONG KEY" exchange sent another key
+        kw["headers"]["Authorization"] = "Bearer wrong-key" if "WRONG KEY" in case["title"] else f"Bearer {key}"
+    return httpx.request(case["method"], base + case["path"], timeout=20, **kw)
+
+
+def assert_same_surface(r: httpx.Response, case: dict) -> str:
+    """Status, content type, Server header and top-level keys as recorded; returns the content type."""
     want_ct = case["headers"].get("content-type", "").split(";")[0]
     got_ct = r.headers.get("content-type", "").split(";")[0]
     assert (r.status_code, got_ct) == (case["status"], want_ct), r.text[:300]
     assert r.headers.get("server") == case["headers"].get("server")
     assert _top(r.text, got_ct) == _top(case["text"], want_ct), (r.text[:300], case["text"][:300])
+    return got_ct
 
 
 # -- llama.cpp (llama-server b1-0c1e570) and the LiteLLM proxy 1.109.1: the same capture format --------------------
@@ -317,14 +328,7 @@ def test_vllm_emulator_answers_tool_requests_as_recorded(case):
     version, faults, max_model_len = VLLM32_RUNS[case["run"]]
     with serve("vllm", version=version, model="openai/gpt-oss-20b", max_model_len=max_model_len,
                faults=faults) as srv:
-        kw: dict = {"headers": {}}
-        if case["body"] is not None:
-            kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
-        r = httpx.request(case["method"], srv.url + case["path"], timeout=20, **kw)
-    want_ct = case["headers"].get("content-type", "").split(";")[0]
-    got_ct = r.headers.get("content-type", "").split(";")[0]
-    assert (r.status_code, got_ct) == (case["status"], want_ct), r.text[:300]
-    assert r.headers.get("server") == case["headers"].get("server")
-    assert _top(r.text, got_ct) == _top(case["text"], want_ct), (r.text[:300], case["text"][:300])
-    want = _what_the_doctor_reads(case["text"], want_ct, case["path"])
-    assert _what_the_doctor_reads(r.text, got_ct, case["path"]) == want, (r.text[:600], case["text"][:600])
+        r = replay_vllm(srv.url, case)
+    ctype = assert_same_surface(r, case)
+    want = _what_the_doctor_reads(case["text"], ctype, case["path"])
+    assert _what_the_doctor_reads(r.text, ctype, case["path"]) == want, (r.text[:600], case["text"][:600])

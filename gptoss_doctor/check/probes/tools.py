@@ -101,7 +101,8 @@ async def tools(ctx: Ctx) -> ToolResult:
             obs.append(Obs("probe.tools.no_parser", "fail", "content null and no tool_calls after reasoning about the "
                            "tool: the server does not extract tool calls into tool_calls for this request (no "
                            "tool-call parser, or auto tool choice not enabled)", [stop_ev]))
-            obs.append(ran_past_call(f"the tool call: stop_reason {_json(stop)}", [stop_ev, _usage(obj)]))
+            obs.append(ran_past_call(f"the tool request: no call and no content came back, stop_reason {_json(stop)}",
+                                     [stop_ev, _usage(obj)]))
             return ToolResult(obs)
         obs.append(Obs("probe.tools.call", "fail", "no tool call in tool_calls"
                        + (f"; content: {_short(content, 120)!r}" if content else ""), [_short(r.text, 300)]))
