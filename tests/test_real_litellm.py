@@ -68,6 +68,11 @@ def test_a_stale_backend_fails_through_the_real_proxy_with_the_backend_error(tmp
     f = findings(r.json())
     assert f["probe.harmony_error"]["status"] == "fail", f["probe.harmony_error"]
     assert "stale-generation-config-call-token" in f["probe.harmony_error"]["kb"]
+    # the fix is the backend's: its route and URL from the proxy's model info, and the check to run next
+    for fid in ("probe.harmony_error", "eos.call_token", "probe.tools.call"):
+        fix = f[fid]["fix"]
+        assert f"-> openai/openai/gpt-oss-20b at {backend.url}/v1" in fix and "fix-config" in fix, (fid, fix)
+        assert f"gptoss-doctor check {backend.url}" in fix, (fid, fix)
 
 
 def test_the_real_proxy_master_key_is_required_and_accepted(tmp_path, cli):

@@ -380,23 +380,41 @@ def judge_same_refusal(col: Collector, engine: str) -> None:
             o.fix = engines.get(engine).fixes.get("probe.tools.call") or GENERIC_FIXES["probe.tools.call"]
 
 
-# what a proxy passes on unchanged from its backend: the backend's parsers (or their absence) produced it
+# what a proxy passes on unchanged from its backend: the backend's parsers (or their absence) produced it, or the
+# backend's engine release has the bug (the generic fix would say "upgrade the engine": the proxy's, wrongly)
 BACKEND_FINDINGS = ("probe.harmony_leak", "probe.flattened_channels", "probe.reasoning", "probe.tools.call",
-                    "probe.tools.no_parser", "probe.structured_output")
+                    "probe.tools.no_parser", "probe.structured_output", "probe.tools.stream_duplicated",
+                    "probe.tools.name_leak", "probe.tools.invalid_json", "probe.tools.stream")
+# the proxy may answer /v1/responses itself, bridging it to the backend's chat completions (LiteLLM does for some
+# providers): the backend or the proxy's bridge
+VIA_PROXY_FINDINGS = ("probe.responses.function_call", "probe.responses.reasoning", "probe.responses.tool_output")
 
 
-def judge_proxy_backend(col: Collector, d) -> None:
-    """Behind a proxy, unparsed Harmony comes from the backend: name it and send the user to check it directly
-    (the backend's own flags are only known there), instead of a flag for the proxy."""
+def judge_proxy_backend(col: Collector, d, model: Optional[str] = None) -> None:
+    """Behind a proxy, what the model's answers show comes from the backend: name it (its model route and URL from
+    the proxy's model info) and send the user to check it directly, instead of a flag or an upgrade for the proxy. A
+    stale stop-token list (the backend's HarmonyError passed on, or a call that ran on) is fixed in the backend's
+    model files."""
     if not engines.get(d.engine).is_proxy or not d.backends:
         return
-    backend = d.backends[0]
+    from gptoss_doctor.check.probes.common import UNEXPECTED_TOKEN_RE
+
+    backend = next((b for b in d.backends if model and b.startswith(f"{model} -> ")), d.backends[0])
     base = backend.rsplit(" at ", 1)[1].removesuffix("/").removesuffix("/v1") if " at " in backend else "BACKEND_URL"
-    for fid in BACKEND_FINDINGS:
-        for o in col.obs.get(fid, []):
-            if o.status in ("fail", "warn") and o.http_status is None:  # an answer, not the proxy's own refusal
+    check = f"gptoss-doctor check {base}"
+    for fid, group in col.obs.items():
+        for o in group:
+            if o.status not in ("fail", "warn") or not fid.startswith(("probe.", "eos.")):
+                continue
+            if fid.startswith("eos.") or UNEXPECTED_TOKEN_RE.search(o.error_text or ""):
+                o.fix = (f"the backend's model files are stale: on the backend ({backend}) {EOS_FIX} (run it where "
+                         f"that server's model folder is); then check the backend directly: {check}")
+            elif fid in BACKEND_FINDINGS and o.http_status is None:  # an answer, not the proxy's own refusal
                 o.fix = (f"the backend behind the proxy ({backend}) answered this and the proxy passed it on: check "
-                         f"the backend directly (gptoss-doctor check {base}) for its own fix")
+                         f"the backend directly ({check}) for its own fix")
+            elif fid in VIA_PROXY_FINDINGS and o.http_status is None:
+                o.fix = (f"check the backend ({backend}) directly: {check}; if it passes there, the proxy's own "
+                         f"Responses API support is at fault: upgrade {engines.label(d.engine)}")
 
 
 UNOFFERED_FIX = ("nothing to fix on the server: the model called a tool the request did not offer, and servers "

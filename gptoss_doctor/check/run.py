@@ -152,7 +152,7 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
         judge_same_refusal(col, d.engine)
         judge_ran_past_call(col)
         judge_hidden_parser(col)
-        judge_proxy_backend(col, d)
+        judge_proxy_backend(col, d, model)
         proxy_fault = proxy_backend_fault(d, obs)
         if proxy_fault:
             detail, fix, text = proxy_fault
