@@ -162,13 +162,13 @@ def _stop(choice: dict, engine: str) -> tuple[bool, Any]:
 def _json(v: Any) -> str:
     """A value as the server wrote it (null, "tool_calls", 200012), for details and evidence."""
     try:
-        return _short(json.dumps(v, ensure_ascii=False), 60)
-    except (TypeError, ValueError):
+        return _short(json.dumps(v), 60)
+    except (TypeError, ValueError, RecursionError):
         return _short(repr(v), 60)
 
 def _usage(obj: dict) -> str:
     usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
-    return f"usage.completion_tokens = {usage.get('completion_tokens')}"
+    return f"usage.completion_tokens = {_json(usage.get('completion_tokens'))}"
 
 def _int(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
