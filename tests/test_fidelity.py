@@ -291,6 +291,7 @@ def _what_the_doctor_reads(text: str, ctype: str, path: str):
         ch = (json.loads(text).get("choices") or [{}])[0]
         msg = ch.get("message") or {}
         return {"finish": ch.get("finish_reason"), "stop_reason": ch.get("stop_reason", "absent"),
+                "choice_keys": sorted(ch),
                 "content": msg.get("content") is not None, "tool_calls": bool(msg.get("tool_calls")),
                 "tool_calls_key": "tool_calls" in msg, "reasoning": bool(msg.get("reasoning"))}
     if "/chat/completions" in path and "event-stream" in ctype:

@@ -283,6 +283,10 @@ class VLLM(Engine):
         out: dict = {"stop_reason": turn.stop_token}
         if getattr(turn, "want_ids", False):
             out["token_ids"] = self.output_token_ids(turn)
+        elif self.vt >= (0, 26):  # the recorded 0.26.0 and 0.32.0 choices always carry it (null unless asked)
+            out["token_ids"] = None
+        if self.vt >= (0, 26):
+            out["routed_experts"] = None
         return out
 
     def completion_extras(self, turn: M.Turn) -> dict:

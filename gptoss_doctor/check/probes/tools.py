@@ -151,12 +151,22 @@ async def tools(ctx: Ctx) -> ToolResult:
                                  "function": {"name": clean or TOOL_NAME, "arguments": args or "{}"}}]}
     return ToolResult(obs, name=name, args=args, call_id=calls[0].get("id") or "call_0", assistant_message=assistant)
 
+# a vLLM choice as a proxy passes it on: LiteLLM 1.109.1 moves the backend's own choice fields into
+# provider_specific_fields (recorded in front of vLLM: {"token_ids": null, "stop_reason": 200012}); token_ids tells
+# vLLM apart from other engines that name a stop_reason with rules of their own
+VLLM_CHOICE_FIELDS = ("stop_reason", "token_ids")
+
 def _stop(choice: dict, engine: str) -> tuple[bool, Any]:
     """(reported, value): the stop token that ended generation; reported is True only on an engine that always
-    names it (its profile's stop_reason_key present in the choice), where null is a fact, not a gap."""
-    key = engines.get(engine).stop_reason_key
+    names it (its profile's stop_reason_key present in the choice, or a vLLM backend's choice behind a proxy), where
+    null is a fact, not a gap."""
+    profile = engines.get(engine)
+    key = profile.stop_reason_key
     if key and key in choice:
         return True, choice[key]
+    passed = choice.get("provider_specific_fields")
+    if profile.is_proxy and isinstance(passed, dict) and all(k in passed for k in VLLM_CHOICE_FIELDS):
+        return True, passed["stop_reason"]
     return False, choice.get("stop_reason", choice.get("matched_stop"))
 
 def _json(v: Any) -> str:
