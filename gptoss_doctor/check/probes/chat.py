@@ -55,6 +55,7 @@ class StreamSummary:
     error_texts: list[str] = field(default_factory=list)
     bad_json: int = 0
     finish: Optional[str] = None
+    after_call: str = ""  # content that arrived after a tool_calls delta
 
 def summarize_chat_stream(res: StreamResult) -> StreamSummary:
     s = StreamSummary(res)
@@ -80,6 +81,8 @@ def summarize_chat_stream(res: StreamResult) -> StreamSummary:
             delta = ch.get("delta") if isinstance(ch.get("delta"), dict) else {}
             if isinstance(delta.get("content"), str):
                 s.content += delta["content"]
+                if s.tool_calls:
+                    s.after_call += delta["content"]
             for key in ("reasoning", "reasoning_content", "thinking"):
                 if isinstance(delta.get(key), str) and delta[key]:
                     s.reasoning_field = s.reasoning_field or key

@@ -56,6 +56,7 @@ class Obs:
     error_text: str = ""  # server error text to run through the matcher
     fix: str = ""
     http_status: Optional[int] = None  # set when the observation is just "the request failed with this status"
+    kb: tuple[str, ...] = ()  # knowledge-base entries the probe knows explain it (when no error text names them)
 
 @dataclass
 class Ctx:
@@ -107,6 +108,17 @@ def http_failure(probe_id: str, what: str, r: Response) -> list[Obs]:
                        [_short(msg, 300)], error_text=msg))
     return obs
 
+RAN_PAST_CALL = ("generation ran on after the tool call instead of stopping at <|call|> 200012: the server's stop "
+                 "tokens lack <|call|> (a stale generation_config.json)")
+
+def ran_past_call(seen: str, evidence: list[str]) -> Obs:
+    """A tool call after which generation went on (``seen``: where and how it showed): the server's stop tokens lack
+    <|call|> 200012. vLLM 0.32 shows a stale generation_config.json this way instead of a HarmonyError: its Harmony
+    parser skips the tokens it cannot place (vllm/parser/harmony.py, ``except HarmonyError: continue``). The judge
+    joins these into one observation (one cause, several probes that saw it)."""
+    return Obs("eos.call_token", "fail", f"{RAN_PAST_CALL} (seen in {seen})", evidence,
+               kb=("stale-generation-config-call-token",))
+
 def content_checks(content: str, where: str) -> list[Obs]:
     from gptoss_doctor.explain.artifacts import parse_flattened, parse_harmony
 
@@ -155,6 +167,9 @@ def _message(obj: Optional[dict]) -> Optional[dict]:
         msg = ch[0].get("message")
         return msg if isinstance(msg, dict) else None
     return None
+
+# the fix of a probe whose answer is not language: the model (weights, quantisation, kernels), no flag or upgrade
+MODEL_FIRST_FIX = "fix the model first (checkpoint, quantisation, kernels); no server flag helps here"
 
 GREETING_RE = re.compile(r"\b(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening|day)|welcome|howdy)\b|"
                          r"bonjour|hola|hallo|ciao|salut|olá|привет|你好|こんにちは|안녕", re.I)

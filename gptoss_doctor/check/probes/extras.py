@@ -35,8 +35,9 @@ async def first_token_seconds(ctx: Ctx) -> Optional[float]:
 
 
 async def saturation(ctx: Ctx) -> list[Obs]:
-    """KV cache, queue, preemptions, aborts and prefix-cache hits from /metrics; TTFT of a tiny request."""
-    ttft = await first_token_seconds(ctx) if ctx.model else None
+    """KV cache, queue, preemptions, aborts and prefix-cache hits from /metrics, then the TTFT of a tiny request.
+    ``check`` runs this before any other probe and waits for it: with the doctor's own requests in flight, the queue
+    and the first-token time would measure the doctor (its probes run concurrently), not the server's other load."""
     profile = engines.get(ctx.engine)
     if profile.metrics is None and profile is not engines.UNKNOWN:
         obs: list[Obs] = []
@@ -58,12 +59,15 @@ async def saturation(ctx: Ctx) -> list[Obs]:
             obs = []
             for p in M.assess(sat):
                 status = {"pass": "pass", "warn": "warn", "info": "pass"}[p.status]
-                obs.append(Obs("metrics.saturation", status, f"{p.what}: {p.detail}",
-                               [f"GET /metrics ({sat.engine})"], fix=p.fix))
+                when = " (before the doctor's probes)" if p.what in ("KV cache", "Waiting queue") else ""
+                obs.append(Obs("metrics.saturation", status, f"{p.what}: {p.detail}{when}",
+                               [f"GET /metrics ({sat.engine}), read before the doctor sent any probe"], fix=p.fix))
+    ttft = await first_token_seconds(ctx) if ctx.model else None
     if ttft is not None:
         for p in M.assess(M.Saturation(ctx.engine), ttft_s=ttft):
             obs.append(Obs("metrics.ttft", "warn" if p.status == "warn" else "pass", p.detail,
-                           ["POST /v1/chat/completions (stream, max_tokens 1)"], fix=p.fix))
+                           ["POST /v1/chat/completions (stream, max_tokens 1), sent alone before the other probes"],
+                           fix=p.fix))
     return obs
 
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from gptoss_doctor import engines
-from gptoss_doctor.check.probes.common import Ctx, HARMONY_ERROR_RE, Obs, RESPONSES_TOOLS, TOOL_MAX_TOKENS, TOOL_NAME, TOOL_PROMPT, TOOL_RESULT, _body_payload, _short, error_message, http_failure
+from gptoss_doctor.check.probes.common import Ctx, HARMONY_ERROR_RE, Obs, RESPONSES_TOOLS, TOOL_MAX_TOKENS, TOOL_NAME, TOOL_PROMPT, TOOL_RESULT, _body_payload, _short, error_message, http_failure, ran_past_call
 from gptoss_doctor.check.probes.tools import _clean_name, _json_ok, _tool_output_obs, duplicated, name_obs
 
 
@@ -67,6 +67,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     fc_args: list[str] = []
     deltas: dict[str, list[str]] = {}
     errors: list[str] = []
+    after_call: list[str] = []  # text of message items that came after a function_call item
     bad = 0
     for ev in res.events:
         try:
@@ -84,6 +85,8 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
         item = obj.get("item")
         if isinstance(item, dict) and item.get("type") == "function_call":
             fc_items.append(item)
+        if t == "response.output_item.done" and isinstance(item, dict) and item.get("type") == "message" and fc_items:
+            after_call.append(_output_text({"output": [item]}) or "(a message item)")
         if t == "response.function_call_arguments.done" and isinstance(obj.get("arguments"), str):
             fc_args.append(obj["arguments"])
         if t == "response.function_call_arguments.delta" and isinstance(obj.get("delta"), str):
@@ -138,6 +141,10 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
                            [f"deltas joined: {_short(joined, 200)}", f"arguments.done: {_short(fc_args[0], 200)}"]))
         elif joined == fc_args[0]:
             obs.append(Obs("probe.tools.stream_duplicated", "pass", "Responses API argument deltas add up"))
+    if after_call:
+        # output items come in the order the model wrote them: a message after the call was written after <|call|>
+        obs.append(ran_past_call("the Responses stream: a message item after the function_call item",
+                                 [f"Responses message after the call: {_short(after_call[0], 120)!r}"]))
     reasoning = [t for t in types if "reasoning" in t]
     if reasoning:
         obs.append(Obs("probe.responses.reasoning", "pass", f"reasoning events: {', '.join(dict.fromkeys(reasoning))}"))

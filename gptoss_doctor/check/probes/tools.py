@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from gptoss_doctor.check.probes.common import CHAT_TOOLS, Ctx, HARMONY_TOKEN_LEAK_RE, Obs, TOOL_MAX_TOKENS, TOOL_NAME, TOOL_PROMPT, TOOL_RESULT, TOOL_RESULT_MARKERS, UNEXPECTED_TOKEN_RE, _body_payload, _message, _short, content_checks, error_message, garbled, http_failure
+from gptoss_doctor import engines
+from gptoss_doctor.check.probes.common import CHAT_TOOLS, Ctx, HARMONY_TOKEN_LEAK_RE, MODEL_FIRST_FIX, Obs, TOOL_MAX_TOKENS, TOOL_NAME, TOOL_PROMPT, TOOL_RESULT, TOOL_RESULT_MARKERS, UNEXPECTED_TOKEN_RE, _body_payload, _message, _reasoning_of, _short, content_checks, error_message, garbled, http_failure, ran_past_call
 from gptoss_doctor.check.probes.chat import StreamSummary, error_chunk_obs, framing_obs, summarize_chat_stream
 
 
@@ -75,23 +76,39 @@ async def tools(ctx: Ctx) -> ToolResult:
     calls = [c for c in (msg.get("tool_calls") or []) if isinstance(c, dict)]
     choice = obj["choices"][0]
     obs: list[Obs] = []
+    reported, stop = _stop(choice, ctx.engine)
+    finish = choice.get("finish_reason")
+    stop_ev = f"finish_reason = {_json(finish)}, {'stop_reason' if reported else 'stop_reason/matched_stop'} = {_json(stop)}"
     if not calls:
-        stop = choice.get("stop_reason", choice.get("matched_stop"))
         if not content.strip() and _int(stop) == 200012:
-            # the model did call a tool (it stopped at <|call|>) but nothing turned it into tool_calls:
-            # the chat endpoint runs no tool-call parser (vLLM 0.26 answers exactly this without the flags)
+            # the model did call a tool (it stopped at <|call|>) but nothing turned it into tool_calls: the chat
+            # endpoint does not extract tool calls for it (vLLM 0.26 and 0.32 answer exactly this without both
+            # --tool-call-parser openai and --enable-auto-tool-choice, and with the parser alone)
             obs.append(Obs("probe.tools.call", "fail", "no tool call in tool_calls although generation stopped at "
                            "<|call|> (200012): the call was parsed and dropped", [_short(r.text, 300)]))
             obs.append(Obs("probe.tools.no_parser", "fail", "content null, stop_reason 200012 and no tool_calls: the "
-                           "server runs no tool-call parser for this model", [f"stop_reason = {stop}"]))
+                           "server does not extract tool calls into tool_calls for this request (no tool-call "
+                           "parser, or auto tool choice not enabled)", [stop_ev]))
             obs.append(Obs("eos.call_token", "pass", "generation stopped at <|call|> (200012) after the tool call",
                            [f"stop_reason/matched_stop = {stop}"]))
+            return ToolResult(obs)
+        if not content.strip() and reported and stop is None and finish == "stop" and _reasoning_of(msg)[1]:
+            # the model reasoned, wrote no answer and no call came back, and generation ended at <|return|>, not at
+            # <|call|>: its call was dropped (no extraction) and generation ran on after it (stale stop tokens);
+            # recorded on vLLM 0.32.0 with a stale generation_config.json and no tool flags (e7)
+            obs.append(Obs("probe.tools.call", "fail", "no tool call in tool_calls and no content: the model's tool "
+                           "call was dropped", [_short(r.text, 300)]))
+            obs.append(Obs("probe.tools.no_parser", "fail", "content null and no tool_calls after reasoning about the "
+                           "tool: the server does not extract tool calls into tool_calls for this request (no "
+                           "tool-call parser, or auto tool choice not enabled)", [stop_ev]))
+            obs.append(ran_past_call(f"the tool request: no call and no content came back, stop_reason {_json(stop)}",
+                                     [stop_ev, _usage(obj)]))
             return ToolResult(obs)
         obs.append(Obs("probe.tools.call", "fail", "no tool call in tool_calls"
                        + (f"; content: {_short(content, 120)!r}" if content else ""), [_short(r.text, 300)]))
         if garbled(content):
             obs[-1].detail += " — the model's output is not language (see Plain chat)"
-            obs[-1].fix = "fix the model first (checkpoint, quantisation, kernels); no server flag helps here"
+            obs[-1].fix = MODEL_FIRST_FIX
             obs.append(Obs("probe.tools.no_parser", "skip", "not judged: the model's output is not language "
                            "(see Plain chat), so no parser could find a tool call in it"))
             return ToolResult(obs)
@@ -120,14 +137,48 @@ async def tools(ctx: Ctx) -> ToolResult:
     if content:
         obs += content_checks(content, "tool-call content")
     # behavioural stop-token evidence (vLLM stop_reason / SGLang matched_stop)
-    stop = choice.get("stop_reason", choice.get("matched_stop"))
     if _int(stop) == 200012:
         obs.append(Obs("eos.call_token", "pass", "generation stopped at <|call|> (200012) after the tool call",
                        [f"stop_reason/matched_stop = {stop}"]))
+    elif reported and finish != "length":
+        # vLLM reports the stop token that ended generation; after a call it is 200012 unless <|call|> is missing
+        # from the stop list, and then the model's own continuation can come back as content (recorded on 0.32.0)
+        ev = [stop_ev, _usage(obj)] + ([f"content beside the tool call: {_short(content, 120)!r}"] if content else [])
+        obs.append(ran_past_call(f"the tool call: finish_reason {_json(finish)} with stop_reason {_json(stop)}"
+                                 + (", and content beside the call" if content else ""), ev))
     assistant = {"role": "assistant", "content": None,
                  "tool_calls": [{"id": calls[0].get("id") or "call_0", "type": "function",
                                  "function": {"name": clean or TOOL_NAME, "arguments": args or "{}"}}]}
     return ToolResult(obs, name=name, args=args, call_id=calls[0].get("id") or "call_0", assistant_message=assistant)
+
+# a vLLM choice as a proxy passes it on: LiteLLM 1.109.1 moves the backend's own choice fields into
+# provider_specific_fields (recorded in front of vLLM: {"token_ids": null, "stop_reason": 200012}); token_ids tells
+# vLLM apart from other engines that name a stop_reason with rules of their own
+VLLM_CHOICE_FIELDS = ("stop_reason", "token_ids")
+
+def _stop(choice: dict, engine: str) -> tuple[bool, Any]:
+    """(reported, value): the stop token that ended generation; reported is True only on an engine that always
+    names it (its profile's stop_reason_key present in the choice, or a vLLM backend's choice behind a proxy), where
+    null is a fact, not a gap."""
+    profile = engines.get(engine)
+    key = profile.stop_reason_key
+    if key and key in choice:
+        return True, choice[key]
+    passed = choice.get("provider_specific_fields")
+    if profile.is_proxy and isinstance(passed, dict) and all(k in passed for k in VLLM_CHOICE_FIELDS):
+        return True, passed["stop_reason"]
+    return False, choice.get("stop_reason", choice.get("matched_stop"))
+
+def _json(v: Any) -> str:
+    """A value as the server wrote it (null, "tool_calls", 200012), for details and evidence."""
+    try:
+        return _short(json.dumps(v), 60)
+    except (TypeError, ValueError, RecursionError):
+        return _short(repr(v), 60)
+
+def _usage(obj: dict) -> str:
+    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+    return f"usage.completion_tokens = {_json(usage.get('completion_tokens'))}"
 
 def _int(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
@@ -163,10 +214,24 @@ def compare_stream(ns: ToolResult, s: StreamSummary, engine: str = "") -> list[O
     obs += error_chunk_obs(s, what)
     if s.content:
         obs += content_checks(s.content, "streamed tool-call content")
+    if s.after_call.strip():
+        # text streamed after the call's deltas was written after <|call|>: a preamble comes before the call
+        obs.append(ran_past_call(f"the {what}: content after the call's deltas",
+                                 [f"streamed content after the tool_calls deltas: {_short(s.after_call, 120)!r}"]))
+    after_call_error = bool(s.error_texts and UNEXPECTED_TOKEN_RE.search(s.error_texts[0])
+                            and engines.get(engine).tool_deltas_before_harmony_error)
     if not s.tool_calls:
         if s.error_texts:
             obs.append(Obs("probe.tools.stream", "fail", f"{what}: no tool call before the error chunk",
                            error_text=s.error_texts[0]))
+            if after_call_error and s.reasoning and not s.content.strip():
+                # the error is on the token after <|call|>, so the model wrote its call; this engine streams a
+                # call's deltas before that error when it extracts tool calls, and none came: a second fault
+                obs.append(Obs("probe.tools.no_parser", "fail", f"{what}: reasoning, then the Harmony error that "
+                               "follows a call, and no tool_calls delta before it: the server does not extract tool "
+                               "calls into tool_calls (no tool-call parser, or auto tool choice not enabled)",
+                               [f"error chunk after {len(s.reasoning)} characters of reasoning and no tool_calls "
+                                f"delta: {_short(s.error_texts[0], 120)}"]))
         elif ns.args is not None:
             obs.append(Obs("probe.tools.stream", "fail", f"{what}: no tool_calls deltas in the stream"
                            + (f"; content: {_short(s.content, 100)!r}" if s.content else "")))
@@ -182,6 +247,9 @@ def compare_stream(ns: ToolResult, s: StreamSummary, engine: str = "") -> list[O
         # the stream broke with an error: its partial call proves nothing either way, so no ✓ for it
         obs.append(Obs("probe.tools.stream", "fail", f"{what}: the stream ended with an error after "
                        f"{len(frags)} argument fragment(s)", error_text=s.error_texts[0]))
+        if after_call_error:  # but the call was extracted before the error: the tool-call parser is on
+            obs.append(Obs("probe.tools.no_parser", "pass", f"{what}: the call came as tool_calls deltas "
+                           f"({acc['name'] or '?'}) before the Harmony error, so tool calls are extracted"))
         return obs
     obs.append(name_obs(acc["name"], "streamed"))
     if duplicated(frags, joined, ns.args):
