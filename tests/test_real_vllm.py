@@ -26,9 +26,10 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+import httpx
 import pytest
 
-from tests.realservers import VOCAB, findings, free_port, link_copy, running, stale_model, tiny_model
+from tests.realservers import VOCAB, findings, flag_fixes, free_port, link_copy, running, stale_model, tiny_model
 
 VLLM = os.environ.get("GPTOSS_DOCTOR_VLLM", "")
 TEMPLATE = os.environ.get("GPTOSS_DOCTOR_GPTOSS_TEMPLATE", "")
@@ -77,11 +78,27 @@ def _failed(f: dict) -> dict:
     return {k: (c["detail"], c.get("fix", "")) for k, c in f.items() if c["status"] in ("fail", "error")}
 
 
+def _not_passed(f: dict) -> dict:
+    return {k: (c["status"], c["detail"]) for k, c in f.items() if c["status"] != "pass"}
+
+
+def _tool_call(url: str) -> dict:
+    """What the server itself answers to a tool call (the premise of the stale case, independent of the doctor)."""
+    body = {"model": SERVED, "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}],
+            "tool_choice": "auto", "max_tokens": 200, "temperature": 0}
+    r = httpx.post(url + "/v1/chat/completions", json=body, timeout=120)
+    assert r.status_code == 200, r.text[:500]
+    return r.json()["choices"][0]
+
+
 def test_fresh_config_with_both_flags_is_healthy(tmp_path, cli, fresh):
     with serve(tmp_path, fresh, "--tool-call-parser", "openai", "--enable-auto-tool-choice") as url:
         r, doc, f = _check(cli, url)
         deep, deep_doc, fd = _check(cli, url, "--deep")
     assert r.code == 0 and not _failed(f), _failed(f)
+    assert flag_fixes(doc) == [] and flag_fixes(deep_doc) == []
     assert f["probe.tools.call"]["status"] == "pass" and f["probe.tools.stream"]["status"] == "pass"
     assert f["eos.call_token"]["status"] == "pass", f["eos.call_token"]  # stop_reason 200012 after the call
     assert f["probe.structured_output"]["status"] == "pass", f["probe.structured_output"]
@@ -95,10 +112,13 @@ def test_stale_config_on_a_server_whose_folder_the_doctor_cannot_read(tmp_path, 
         # the server has read the folder; from now on it exists only on "the server's machine"
         served.rename(served.with_name("elsewhere"))
         r, doc, f = _check(cli, url)
+        choice = _tool_call(url)
+    # the premise: vLLM 0.32 parses the call but generation ran on past <|call|> (no 200012 stop, no HarmonyError)
+    assert choice["message"]["tool_calls"] and choice["stop_reason"] is None, choice
     assert not served.exists()
     assert "eos.local_generation_config" not in f, f["eos.local_generation_config"]  # no file was read
     assert f["probe.tools.call"]["status"] == "pass", f["probe.tools.call"]  # the call itself is parsed
-    assert r.code == 1
+    assert r.code == 1, _not_passed(f)
     assert f["eos.call_token"]["status"] == "fail", f["eos.call_token"]
     assert "fix-config" in f["eos.call_token"]["fix"], f["eos.call_token"]
 
