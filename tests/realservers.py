@@ -7,7 +7,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -37,10 +40,11 @@ def _tail(log: Path, n: int = 3000) -> str:
 @contextlib.contextmanager
 def running(cmd: Sequence[str], *, name: str, ready_path: str, port: int, log: Path, env: Optional[dict] = None,
             cwd: Optional[Path] = None, timeout: float = 180) -> Iterator[str]:
-    """Start ``cmd`` (which listens on 127.0.0.1:``port``), wait until GET ``ready_path`` answers 200, yield the base
-    URL; stop the process (terminate, then kill) whatever happens."""
+    """Start ``cmd`` (which listens on 127.0.0.1:``port``) in its own process group, wait until GET ``ready_path``
+    answers 200, yield the base URL; stop the whole group (SIGTERM, then SIGKILL) whatever happens: servers such as
+    vLLM run their engine in child processes, and one still starting may ignore SIGTERM."""
     out = open(log, "wb")  # noqa: SIM115 - closed below
-    p = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    p = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -57,13 +61,25 @@ def running(cmd: Sequence[str], *, name: str, ready_path: str, port: int, log: P
             time.sleep(0.5)
         yield url
     finally:
-        p.terminate()
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+        _stop_group(p)
         out.close()
+
+
+def _stop_group(p: subprocess.Popen) -> None:
+    """SIGTERM the process group led by ``p``, SIGKILL whatever of it is left after 20 s, and reap the leader."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # children (vLLM's EngineCore) may outlive the leader for a moment
+        if p.poll() is not None:
+            try:
+                os.killpg(p.pid, 0)
+            except ProcessLookupError:
+                return
+        time.sleep(0.5)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
 
 
 def cache_dir(kind: str, *inputs: Path | str) -> Path:
@@ -108,17 +124,57 @@ def _build(py: str, args: list[str], out: Path) -> Path:
 
 
 @functools.lru_cache(maxsize=None)
-def tiny_models(py: str, template: str) -> dict[str, Path]:
-    """The tiny random gpt-oss of ../shared/real/build_tiny_gptoss.py and two scripted copies
-    (make_scripted_gptoss.py): "random" (garbage output), "hello" (<|channel|>final<|message|>Hello<|return|>)
-    and "tool" (a get_weather call). Folder names say gpt-oss, as a user's download would."""
-    build, script = SHARED_REAL / "build_tiny_gptoss.py", SHARED_REAL / "make_scripted_gptoss.py"
-    base = _build(py, [str(build), "--vocab", str(VOCAB), "--chat-template", template, "--out"],
+def tiny_model(py: str, template: str) -> Path:
+    """The tiny random gpt-oss of ../shared/real/build_tiny_gptoss.py, built with ``py`` (a Python with torch,
+    transformers, tokenizers, tiktoken and safetensors) and the gpt-oss chat template ``template``."""
+    build = SHARED_REAL / "build_tiny_gptoss.py"
+    return _build(py, [str(build), "--vocab", str(VOCAB), "--chat-template", template, "--out"],
                   cache_dir("gpt-oss-tiny", build, Path(template), py))
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_models(py: str, template: str) -> dict[str, Path]:
+    """tiny_model and two scripted copies of it (make_scripted_gptoss.py): "random" (garbage output), "hello"
+    (<|channel|>final<|message|>Hello<|return|>) and "tool" (a get_weather call). Folder names say gpt-oss, as a
+    user's download would."""
+    script = SHARED_REAL / "make_scripted_gptoss.py"
+    base = tiny_model(py, template)
     hello = _build(py, [str(script), "--src", str(base), "--out"], cache_dir("gpt-oss-tiny-hello", script, base.name))
     tool = _build(py, [str(script), "--src", str(base), "--reply", TOOL_REPLY, "--out"],
                   cache_dir("gpt-oss-tiny-tool", script, base.name, TOOL_REPLY))
     return {"random": base, "hello": hello, "tool": tool}
+
+
+STALE_EOS = [200002, 199999]  # the eos_token_id of gpt-oss's generation_config.json before <|call|> was added
+
+
+def link_copy(src: Path, dst: Path, generation_config: Optional[dict] = None) -> Path:
+    """``src``'s files in a new folder ``dst`` as hard links (copies across file systems), with
+    generation_config.json replaced by ``generation_config`` when given (written, never linked, so the source
+    stays as it was)."""
+    tmp = dst.with_name(dst.name + f".partial-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.is_file() and not (generation_config is not None and f.name == "generation_config.json"):
+            try:
+                os.link(f, tmp / f.name)
+            except OSError:
+                shutil.copy2(f, tmp / f.name)
+    if generation_config is not None:
+        (tmp / "generation_config.json").write_text(json.dumps(generation_config, indent=2), encoding="utf-8")
+    os.replace(tmp, dst)
+    return dst
+
+
+def stale_model(model: Path) -> Path:
+    """``model`` with the stale generation_config.json (eos_token_id [200002, 199999]: no <|call|>), cached beside it."""
+    out = cache_dir("gpt-oss-tiny-stale", model.name, json.dumps(STALE_EOS))
+    if (out / "generation_config.json").is_file():
+        return out
+    gen = json.loads((model / "generation_config.json").read_text(encoding="utf-8"))
+    gen["eos_token_id"] = STALE_EOS
+    return link_copy(model, out, gen)
 
 
 @functools.lru_cache(maxsize=None)
