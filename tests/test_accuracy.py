@@ -46,3 +46,11 @@ def test_no_confident_answer_on_negatives(summary):
 
 def test_the_benchmark_is_large_enough(summary):
     assert summary["all"]["cases"] >= 150
+
+
+def test_a_label_naming_a_merged_entry_scores_the_wider_entry():
+    # bench/cases keep the ids they were labelled with; an id merged into a wider entry ('replaces') counts as it
+    case = B.Case("merged-alias", "", "error", "Harmony parsing fell back to raw text decoding",
+                  ["trtllm-raw-harmony-in-content"], False, "test")
+    (result,) = B.run([case])
+    assert case.expect == ["raw-harmony-in-content-no-parser"] and result.top1

@@ -243,9 +243,19 @@ def _entry(out: Output, e) -> None:
     out.heading("Causes")
     for c in e.causes:
         out.detail("- " + c, indent=2)
+    if e.variants:
+        out.heading("Variants")
+        for v in e.variants:
+            out.detail("- " + v, indent=2)
+    if e.distinguish:
+        out.heading("How to tell which one you have")
+        for d in e.distinguish:
+            out.detail("- " + d, indent=2)
     out.heading("Fixes")
-    for f in e.fix_lines():
-        out.detail("- " + f, indent=2)
+    for layer, f in e.fix_items():
+        out.detail("- " + (f"[{layer}] " if layer else "") + f, indent=2)
+    if e.replaces:
+        out.line("Replaces (merged entries): " + ", ".join(e.replaces))
     out.heading("References")
     for r in e.references:
         out.detail(r["url"] + (f"  {r['title']}" if r.get("title") else ""), indent=2)
@@ -259,6 +269,8 @@ def kb_list(out: Output, result) -> None:
 
 
 def kb_show(out: Output, result) -> None:
+    if result.requested and result.requested != result.entry.id:
+        out.mark("warn", f"{result.requested} was merged into {result.entry.id} (entries that shared one cause)")
     _entry(out, result.entry)
 
 

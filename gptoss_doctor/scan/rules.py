@@ -19,25 +19,30 @@ SECRET_FLAGS = ("--api-key", "--api_key", "--hf-token", "--token", "--master-key
 VAR_REF_RE = re.compile(r"^\$\{?[A-Za-z_]\w*\}?$|^os\.environ/|^<.*>$|^\*+$|^(?:changeme|xxx+|your[-_].*|sk-\.\.\.|none|null|dummy|empty|EMPTY)$", re.I)
 
 
-def _refs(ids: list[str]) -> list[str]:
+def _link(ids: list[str]) -> tuple[list[str], list[str]]:
+    """The knowledge-base ids (an id merged into a wider entry becomes that entry's) and their first references."""
     from gptoss_doctor import kb
 
     try:
-        entries = {e.id: e for e in kb.load()}
+        entries = kb.load()
     except Exception:  # noqa: BLE001 - a broken knowledge base must not stop the scan
-        return []
+        return ids, []
+    out_ids: list[str] = []
     urls: list[str] = []
     for i in ids:
-        e = entries.get(i)
-        if e:
-            urls.extend(u for u in e.urls[:2] if u not in urls)
-    return urls
+        e = kb.resolve(i, entries)
+        if e is None:
+            continue
+        if e.id not in out_ids:
+            out_ids.append(e.id)
+        urls.extend(u for u in e.urls[:2] if u not in urls)
+    return out_ids, urls
 
 
 def _finding(status: str, rid: str, title: str, where: str, *, detail: str = "", fix: str = "", corrected: str = "",
              kb_ids: list[str] | None = None) -> Finding:
-    ids = kb_ids or []
-    return Finding(status, rid, title, where, detail, fix, corrected, _refs(ids), ids)
+    ids, urls = _link(kb_ids or [])
+    return Finding(status, rid, title, where, detail, fix, corrected, urls, ids)
 
 
 def _with_flags(la: Launch, flags: list[str]) -> str:
@@ -65,7 +70,7 @@ def judge_launch(la: Launch) -> list[Finding]:
                 "as text in content (the Responses API is not affected)",
                 fix="add both flags (vLLM 0.10.2 or newer)",
                 corrected=_with_flags(la, ["--enable-auto-tool-choice", "--tool-call-parser", "openai"]),
-                kb_ids=["vllm-chat-tools-ignored-json-in-content", "raw-harmony-tool-call-in-content"]))
+                kb_ids=["vllm-chat-tools-ignored-json-in-content", "raw-harmony-in-content-no-parser"]))
         elif parser is None:
             out.append(_finding(
                 "warn", "vllm.tool_parser_missing", "vLLM has --enable-auto-tool-choice but no --tool-call-parser",
@@ -117,14 +122,14 @@ def judge_launch(la: Launch) -> list[Finding]:
                 "fail", "llamacpp.no_jinja", "llama-server runs gpt-oss with --no-jinja",
                 la.where, detail="without the model's Jinja template there is no Harmony tool-call or reasoning parsing",
                 fix="remove --no-jinja", corrected=la.line_text.replace(" --no-jinja", ""),
-                kb_ids=["llamacpp-raw-harmony-reasoning-format-none"]))
+                kb_ids=["raw-harmony-in-content-no-parser"]))
         if flag(a, "--reasoning-format") == "none":
             out.append(_finding(
                 "warn", "llamacpp.reasoning_format_none", "llama-server returns raw Harmony (--reasoning-format none)",
                 la.where, detail="clients see <|channel|>analysis… in content unless they parse Harmony themselves",
                 fix="drop --reasoning-format none (the default splits reasoning into reasoning_content)",
                 corrected=re.sub(r"\s--reasoning-format(?:=|\s+)none", "", la.line_text),
-                kb_ids=["llamacpp-raw-harmony-reasoning-format-none"]))
+                kb_ids=["raw-harmony-in-content-no-parser"]))
     if la.engine in HARMONY_ENGINES and any(_truthy(la.env.get(v)) for v in OFFLINE_VARS) \
             and not la.env.get("TIKTOKEN_ENCODINGS_BASE"):
         var = next(v for v in OFFLINE_VARS if _truthy(la.env.get(v)))
