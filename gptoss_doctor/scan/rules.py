@@ -95,12 +95,12 @@ def judge_launch(la: Launch) -> list[Finding]:
                 la.where, detail="gpt-oss needs attention sinks; a forced backend without them fails at start-up on "
                 "some GPUs", fix="remove it and let vLLM choose (TRITON_ATTN where needed)",
                 corrected="unset VLLM_ATTENTION_BACKEND" if la.env.get("VLLM_ATTENTION_BACKEND") else "",
-                kb_ids=["vllm-attention-sinks-backend-unsupported"]))
+                kb_ids=["gptoss-attention-sinks-backend-unsupported"]))
         if la.image and re.search(r":gptoss\b", la.image):
             out.append(_finding(
                 "warn", "vllm.preview_image", f"the gpt-oss preview image {la.image} runs only on Hopper GPUs",
                 la.where, fix="use a current vllm/vllm-openai release", corrected=la.line_text.replace(":gptoss", ":latest"),
-                kb_ids=["vllm-sinks-require-flashattention3"]))
+                kb_ids=["gptoss-attention-sinks-backend-unsupported"]))
     elif la.engine == "sglang":
         parser = flag(a, "--tool-call-parser")
         if parser is None:
@@ -218,7 +218,7 @@ def judge_litellm_config(where_file: str, doc: dict) -> list[Finding]:
             f"an error, so {names} run at the default effort",
             fix="let reasoning_effort through for these models instead (allowed_openai_params) and upgrade litellm",
             corrected='allowed_openai_params: ["reasoning_effort"]',
-            kb_ids=["litellm-reasoning-effort-unsupported-params"]))
+            kb_ids=["gptoss-reasoning-effort-not-applied"]))
     return out
 
 
