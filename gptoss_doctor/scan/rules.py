@@ -140,7 +140,7 @@ def judge_launch(la: Launch) -> list[Finding]:
             fix="stage the vocabulary (gptoss-doctor fix-config --vocab DIR) and export the variable",
             corrected=("- TIKTOKEN_ENCODINGS_BASE=/etc/encodings" if la.line_text.startswith(("command:", "args:", "entrypoint:"))
                        else "export TIKTOKEN_ENCODINGS_BASE=/etc/encodings"),
-            kb_ids=["harmony-vocab-download-offline"]))
+            kb_ids=["harmony-vocab-not-loadable"]))
     return out
 
 
@@ -182,7 +182,7 @@ def judge_env_file(where: str, values: dict[str, tuple[str, int]]) -> list[Findi
             "warn", "harmony.vocab_offline", "offline settings without TIKTOKEN_ENCODINGS_BASE", f"{where}:{line}",
             detail=f"{offline[0]} is set here; gpt-oss servers then cannot download the o200k vocabulary",
             fix="add the variable, pointing at a folder holding o200k_base.tiktoken",
-            corrected="TIKTOKEN_ENCODINGS_BASE=/etc/encodings", kb_ids=["harmony-vocab-download-offline"]))
+            corrected="TIKTOKEN_ENCODINGS_BASE=/etc/encodings", kb_ids=["harmony-vocab-not-loadable"]))
     return out
 
 
