@@ -70,24 +70,24 @@ def judge_launch(la: Launch) -> list[Finding]:
                 "as text in content (the Responses API is not affected)",
                 fix="add both flags (vLLM 0.10.2 or newer)",
                 corrected=_with_flags(la, ["--enable-auto-tool-choice", "--tool-call-parser", "openai"]),
-                kb_ids=["vllm-chat-tools-ignored-json-in-content", "raw-harmony-in-content-no-parser"]))
+                kb_ids=["gptoss-server-tool-parser-not-enabled", "raw-harmony-in-content-no-parser"]))
         elif parser is None:
             out.append(_finding(
                 "warn", "vllm.tool_parser_missing", "vLLM has --enable-auto-tool-choice but no --tool-call-parser",
                 la.where, fix="add the gpt-oss tool parser", corrected=_with_flags(la, ["--tool-call-parser", "openai"]),
-                kb_ids=["vllm-chat-tools-ignored-json-in-content"]))
+                kb_ids=["gptoss-server-tool-parser-not-enabled"]))
         elif not auto:
             out.append(_finding(
                 "warn", "vllm.auto_tool_choice_missing", "vLLM has --tool-call-parser but not --enable-auto-tool-choice",
                 la.where, detail="requests with tool_choice \"auto\" are refused or the calls stay in content",
                 fix="add --enable-auto-tool-choice", corrected=_with_flags(la, ["--enable-auto-tool-choice"]),
-                kb_ids=["vllm-chat-tools-ignored-json-in-content"]))
+                kb_ids=["gptoss-server-tool-parser-not-enabled"]))
         if parser not in (None, "", "openai"):
             out.append(_finding(
                 "fail", "vllm.wrong_tool_parser", f"vLLM uses the '{parser}' tool parser for gpt-oss",
                 la.where, detail="only the 'openai' parser reads Harmony tool calls",
                 fix="use --tool-call-parser openai", corrected=la.line_text.replace(parser, "openai"),
-                kb_ids=["vllm-tool-call-parser-openai-missing", "vllm-chat-tools-ignored-json-in-content"]))
+                kb_ids=["gptoss-server-tool-parser-not-enabled", "gptoss-server-tool-parser-not-enabled"]))
         backend = la.env.get("VLLM_ATTENTION_BACKEND") or flag(a, "--attention-backend")
         if backend and backend.upper() in ("FLASHINFER", "FLASH_ATTN"):
             out.append(_finding(
@@ -110,12 +110,12 @@ def judge_launch(la: Launch) -> list[Finding]:
                 fix="add the gpt-oss tool and reasoning parsers",
                 corrected=_with_flags(la, ["--tool-call-parser", "gpt-oss"] +
                                       ([] if has_flag(a, "--reasoning-parser") else ["--reasoning-parser", "gpt-oss"])),
-                kb_ids=["sglang-tool-call-parser-missing"]))
+                kb_ids=["gptoss-server-tool-parser-not-enabled"]))
         elif parser not in ("", "gpt-oss"):
             out.append(_finding(
                 "fail", "sglang.wrong_tool_parser", f"SGLang uses the '{parser}' tool parser for gpt-oss", la.where,
                 fix="use --tool-call-parser gpt-oss", corrected=la.line_text.replace(parser, "gpt-oss"),
-                kb_ids=["sglang-tool-call-parser-missing"]))
+                kb_ids=["gptoss-server-tool-parser-not-enabled"]))
     elif la.engine == "llama.cpp":
         if has_flag(a, "--no-jinja"):
             out.append(_finding(
