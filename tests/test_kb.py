@@ -178,3 +178,18 @@ def test_merging_never_dropped_a_citation():
     assert len(before) > 800
     after = {r["url"] for e in kb.load() for r in e.references}
     assert not before - after, sorted(before - after)
+
+
+def test_explain_shows_how_to_tell_the_variants_apart_engine_first(cli):
+    import json
+
+    text = "[TRT-LLM] [W] Harmony parsing fell back to raw text decoding"
+    doc = json.loads(cli("explain", "--json", text).stdout)
+    assert doc["matches"][0]["distinguish"] == kb.get(MERGED).distinguish
+    lines = cli("explain", text).stdout.splitlines()
+    tell = [line.strip() for line in lines if line.strip().startswith("which one:")]
+    fixes = [line.strip() for line in lines if line.strip().startswith("fix (server):")]
+    # the merged entry covers eleven stacks: the lines about the engine the text names come first
+    assert tell and tell[0].startswith("which one: TensorRT-LLM") and len(tell) <= 4
+    assert fixes and fixes[0].startswith("fix (server): TensorRT-LLM")
+    assert any(line.strip().startswith("cause: TensorRT-LLM") for line in lines)
