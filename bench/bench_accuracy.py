@@ -100,11 +100,13 @@ def run(cases: list[Case]) -> list[Result]:
 
     entries = kb.load()
     known = {e.id for e in entries}
+    merged = kb.aliases(entries)  # labels name entries that were later merged into wider ones: score the wider one
     out = []
     for c in cases:
-        unknown = [x for x in c.expect if x not in known]
+        unknown = [x for x in c.expect if x not in known and x not in merged]
         if unknown:
             raise SystemExit(f"{c.file}: case {c.id} expects unknown entries {unknown}")
+        c.expect = list(dict.fromkeys(merged.get(x, x) for x in c.expect))
         found = matching.match_text(c.text, limit=5, entries=entries)
         out.append(Result(c, [(m.entry.id, m.confidence, round(m.score, 3)) for m in found]))
     return out

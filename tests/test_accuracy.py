@@ -13,10 +13,13 @@ import bench_accuracy as B
 INDEPENDENT_NEGATIVES_CONFIDENT_WRONG = 2
 FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     "dev": (0.92, 0.97),
-    "holdout": (0.86, 0.94),  # 80/93 and 88/93 after the fourth sweep (303 entries, new held-back cases)
-    # 34/65, 43/65: this set fell as entries were added (37/65 and 46/65 with 256 entries): more entries compete
-    # for texts no entry was written from; the floor records it so that it cannot fall further unnoticed
-    "independent": (0.52, 0.66),
+    # 78/93 and 88/93 after entries sharing one cause were merged (303 -> 248 entries, 2026-11-25); it was 80/93
+    # before: the merge lost two held-back cases (docs/sweep/merge-2026-11-25.md), recorded here so that it cannot
+    # fall further unnoticed
+    "holdout": (0.83, 0.94),
+    # 38/65, 51/65 after the merge (34/65, 43/65 with 303 entries, 37/65 and 46/65 with 256): fewer, wider entries
+    # compete less for texts no entry was written from
+    "independent": (0.58, 0.78),
 }
 
 
@@ -46,3 +49,11 @@ def test_no_confident_answer_on_negatives(summary):
 
 def test_the_benchmark_is_large_enough(summary):
     assert summary["all"]["cases"] >= 150
+
+
+def test_a_label_naming_a_merged_entry_scores_the_wider_entry():
+    # bench/cases keep the ids they were labelled with; an id merged into a wider entry ('replaces') counts as it
+    case = B.Case("merged-alias", "", "error", "Harmony parsing fell back to raw text decoding",
+                  ["trtllm-raw-harmony-in-content"], False, "test")
+    (result,) = B.run([case])
+    assert case.expect == ["raw-harmony-in-content-no-parser"] and result.top1

@@ -61,7 +61,7 @@ def test_prose_is_no_artifact():
 
 def test_hindsight_2222_leak_names_its_entry_with_fixes_for_every_layer():
     top = _top(HINDSIGHT)
-    assert top.entry.id == "raw-harmony-tool-call-in-content" and top.confidence == "high"
+    assert top.entry.id == "raw-harmony-in-content-no-parser" and top.confidence == "high"
     assert "https://github.com/vectorize-io/hindsight/issues/2222" in top.entry.urls
     layers = top.to_json()["fixes_by_layer"]
     assert {"server", "proxy", "client"} <= set(layers)
@@ -75,14 +75,14 @@ def test_hindsight_2222_json_has_the_parsed_messages_and_no_role_as_tool(vocab_d
     assert doc["harmony_messages"] == [{"role": "assistant", "channel": "commentary", "recipient": "functions.recall",
                                         "content": '{"query": "..."}', "end": "call"}]
     assert doc["artifacts"][0]["kind"] == "harmony-leak"
-    assert doc["matches"][0]["id"] == "raw-harmony-tool-call-in-content"
+    assert doc["matches"][0]["id"] == "raw-harmony-in-content-no-parser"
 
 
 def test_hindsight_leak_through_litellm_says_the_server_behind_the_proxy():
     text = "litellm.proxy: response from hosted gpt-oss-120b\n" + HINDSIGHT
     ex = explain_text(text, allow_download=False)
     assert ex.origin == "server" and "behind the litellm proxy" in ex.origin_detail
-    assert ex.matches[0].entry.id == "raw-harmony-tool-call-in-content"
+    assert ex.matches[0].entry.id == "raw-harmony-in-content-no-parser"
 
 
 def test_lmdeploy_4014_duplicated_fragments_rank_the_lmdeploy_entry_first():
@@ -116,22 +116,22 @@ def test_both_header_error_wordings_match(wording):
 
 @pytest.mark.parametrize("text,entry", [
     ("SGLang answer contains <|channel|>analysis<|message|> with the reasoning mixed into the answer",
-     "sglang-separate-reasoning-false-raw-channels"),
+     "raw-harmony-in-content-no-parser"),
     ("LM Studio shows <|channel|>analysis<|message|> and the reasoning as part of the answer",
-     "lmstudio-outdated-raw-harmony"),
+     "raw-harmony-in-content-no-parser"),
 ])
 def test_harmony_markup_does_not_switch_off_symptom_matching(text, entry):
     top = _top(text)
     assert (top.entry.id, top.confidence) == (entry, "high")
 
 
-def test_markup_without_an_engine_gives_leads_not_a_diagnosis():
-    # many servers leak channels when their reasoning parser is off: with no engine named, the leak-related
-    # entries come back as leads to compare, none of them as the answer
+def test_markup_without_an_engine_names_the_one_leak_entry_and_how_to_tell_the_layers_apart():
+    # many servers leak channels when their reasoning parser is off; that is one cause, kept in one entry since the
+    # narrow per-engine entries were merged: it is the answer, and its distinguish lines say which layer to check
     found = matching.match_text("Open WebUI shows <|channel|>analysis<|message|> and the reasoning as part of the answer")
-    assert found and all("probe.harmony_leak" in m.entry.findings or "probe.reasoning" in m.entry.findings
-                         for m in found[:3])
-    assert found[0].confidence == "low"
+    assert found[0].entry.id == "raw-harmony-in-content-no-parser"
+    assert found[0].confidence in ("high", "medium")
+    assert any("gptoss-doctor check" in line for line in found[0].entry.distinguish)
 
 
 def test_no_match_says_so_and_gives_the_search_to_run():

@@ -96,3 +96,106 @@ def test_unwritable_cache_still_loads(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(ro))
     kb._LOADED.clear()
     assert len(kb.load(ROOT / "knowledge")) >= 45
+
+
+# -- merged entries: 'replaces' (old ids resolve to the wider entry), 'distinguish', never a citation dropped ------
+
+MERGED, OLD = "raw-harmony-in-content-no-parser", "lmstudio-outdated-raw-harmony"
+
+
+def test_an_old_id_shows_the_entry_it_was_merged_into(cli):
+    import json
+
+    res = cli("kb", "show", "--json", OLD)
+    doc = json.loads(res.stdout)
+    assert res.code == 0 and doc["entry"]["id"] == MERGED
+    assert doc["merged"] == {"id": OLD, "into": MERGED}
+    assert OLD in doc["entry"]["replaces"] and doc["entry"]["distinguish"]
+    human = cli("kb", "show", OLD).stdout
+    assert f"{OLD} was merged into {MERGED}" in human and "How to tell which one you have" in human
+    # the entry's own id says nothing about a merge
+    assert "merged" not in json.loads(cli("kb", "show", "--json", MERGED).stdout)
+
+
+def test_explain_names_the_merged_entry_for_an_old_entrys_message(cli):
+    import json
+
+    # the quoted message of the former trtllm-raw-harmony-in-content
+    doc = json.loads(cli("explain", "--json", "[TRT-LLM] [W] Harmony parsing fell back to raw text decoding").stdout)
+    assert doc["matches"][0]["id"] == MERGED and doc["matches"][0]["confidence"] == "high"
+    assert kb.get("trtllm-raw-harmony-in-content").id == MERGED
+
+
+def test_every_replaced_id_resolves_and_is_gone():
+    entries = kb.load()
+    ids = {e.id for e in entries}
+    merged = kb.aliases(entries)
+    assert OLD in merged and not set(merged) & ids
+    assert all(kb.get(old, entries).id == new for old, new in merged.items())
+
+
+def _two_entries(tmp_path: Path) -> Path:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    for name in ("stale-generation-config-call-token", "ignore-eos-return-token-200002"):
+        shutil.copy(ROOT / "knowledge" / f"{name}.yaml", folder)
+    return folder
+
+
+@pytest.mark.parametrize("replaces,needle", [
+    (["ignore-eos-return-token-200002"], "still an entry (ignore-eos-return-token-200002.yaml)"),  # alias = entry id
+    (["stale-generation-config-call-token"], "must not name the entry itself"),
+    (["Not An Id"], "list of entry ids"),
+])
+def test_validate_checks_replaces(tmp_path, replaces, needle):
+    import yaml
+
+    folder = _two_entries(tmp_path)
+    path = folder / "stale-generation-config-call-token.yaml"
+    raw = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**raw, "replaces": replaces}))
+    _, errs = kb.validate_dir(folder)
+    assert any(needle in e for e in errs), errs
+
+
+def test_validate_refuses_an_id_replaced_twice(tmp_path):
+    import yaml
+
+    folder = _two_entries(tmp_path)
+    for name in ("stale-generation-config-call-token", "ignore-eos-return-token-200002"):
+        path = folder / f"{name}.yaml"
+        path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "replaces": ["some-old-entry"],
+                                        "distinguish": ["a check that tells the variants apart"]}))
+    entries, errs = kb.validate_dir(folder)
+    assert any("'some-old-entry' is already replaced by" in e for e in errs), errs
+    assert entries[0].distinguish == ["a check that tells the variants apart"]
+
+
+def test_merging_never_dropped_a_citation():
+    # recorded from the 303-entry tree before any merge (tests/data): the whole base cites a superset of what it cited,
+    # and every old id still resolves to an entry that cites each of that id's references
+    import json
+
+    recorded = json.loads((ROOT / "tests" / "data" / "kb-references-2026-11-25.json").read_text())["entries"]
+    assert len(recorded) == 303
+    before = {u for urls in recorded.values() for u in urls}
+    entries = kb.load()
+    after = {r["url"] for e in entries for r in e.references}
+    assert not before - after, sorted(before - after)
+    for old_id, urls in recorded.items():
+        assert set(urls) <= set(kb.get(old_id, entries).urls), old_id
+
+
+def test_explain_shows_how_to_tell_the_variants_apart_engine_first(cli):
+    import json
+
+    text = "[TRT-LLM] [W] Harmony parsing fell back to raw text decoding"
+    doc = json.loads(cli("explain", "--json", text).stdout)
+    assert doc["matches"][0]["distinguish"] == kb.get(MERGED).distinguish
+    lines = cli("explain", text).stdout.splitlines()
+    tell = [line.strip() for line in lines if line.strip().startswith("which one:")]
+    fixes = [line.strip() for line in lines if line.strip().startswith("fix (server):")]
+    # the merged entry covers eleven stacks: the lines about the engine the text names come first
+    assert tell and tell[0].startswith("which one: TensorRT-LLM") and len(tell) <= 4
+    assert fixes and fixes[0].startswith("fix (server): TensorRT-LLM")
+    assert any(line.strip().startswith("cause: TensorRT-LLM") for line in lines)

@@ -45,7 +45,7 @@ def test_unrelated_errors_get_no_high_or_medium_match(text):
     ("the model never sees the code interpreter output when streaming the responses api",
      "vllm-responses-streaming-code-interpreter-output-lost"),
     ("streamed tool call arguments are duplicated with lmdeploy", "lmdeploy-streaming-tool-args-duplicated"),
-    ("air-gapped server cannot download the vocab file", "harmony-vocab-download-offline"),
+    ("air-gapped server cannot download the vocab file", "harmony-vocab-not-loadable"),
 ])
 def test_free_text_symptoms_find_their_entry(query, expected):
     found = matching.match_text(query)

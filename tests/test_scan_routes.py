@@ -35,7 +35,9 @@ def test_the_hindsight_route_is_flagged_with_file_line_and_the_proxy_fix(tmp_pat
     f = routes[0]
     assert f.where == f"{tmp_path / 'litellm.yaml'}:4" and f.status == "warn"
     assert "vertex_ai/openai/gpt-oss-120b-maas" in f.title
-    assert f.kb == ["raw-harmony-tool-call-in-content"]
+    from gptoss_doctor import kb
+
+    assert f.kb == [kb.get("raw-harmony-tool-call-in-content").id]  # the entry (merged ids resolve to it)
     assert "https://github.com/vectorize-io/hindsight/issues/2222" in f.references
     assert f.fix.startswith("Proxy:")  # the entry's fix for the proxy layer, not an engine flag
     assert "--tool-call-parser" not in f.fix
@@ -54,8 +56,10 @@ def test_the_hindsight_route_is_flagged_with_file_line_and_the_proxy_fix(tmp_pat
 ])
 def test_other_routes_named_by_entries(tmp_path, route, entry):
     (tmp_path / "config.yaml").write_text(f"model_list:\n  - model_name: m\n    litellm_params:\n      model: {route}\n")
+    from gptoss_doctor import kb
+
     got = [f.kb for f in scan([tmp_path], host=False).findings if f.id == "litellm.route_known_issue"]
-    assert got == [[entry]]
+    assert got == [[kb.get(entry).id]]
 
 
 def test_a_route_no_entry_names_gets_no_route_finding(tmp_path):

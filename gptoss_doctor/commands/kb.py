@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
 
-            return emit(out, KbShow(kb.get(entry_id)))
+            return emit(out, KbShow(kb.get(entry_id), entry_id))
 
         run_command("kb show", json_out, body)
 

@@ -60,9 +60,17 @@ class Explanation:
             "artifacts": [a.to_json() for a in self.artifacts],
             "harmony_messages": [m.to_json() for m in self.harmony_messages],
             "input": {"lines": p.lines, "bytes": p.bytes},
-            "matches": [m.to_json() for m in self.matches],
+            "matches": [_match_json(m) for m in self.matches],
             "search": self.search_hint(),
         }
+
+
+def _match_json(m: matching.Match) -> dict:
+    """A match as JSON; an entry that merged several causes' forms also says how to tell which one the text shows."""
+    doc = m.to_json()
+    if m.entry.distinguish:
+        doc["distinguish"] = list(m.entry.distinguish)
+    return doc
 
 
 # where each engine's (and the format's) problems are reported; searched first when nothing matches

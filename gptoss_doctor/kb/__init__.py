@@ -29,7 +29,7 @@ ID_RE = r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$"
 URL_RE = r"^https://[^\s]+$"
 
 REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
-OPTIONAL = ("versions", "related", "variants")
+OPTIONAL = ("versions", "related", "variants", "distinguish", "replaces")
 SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples", "routes")
 FIX_KEYS = ("step", "commands", "flags", "config", "layer")
 
@@ -53,6 +53,8 @@ class Entry:
     routes: list[str] = field(default_factory=list)  # regexes over a proxy's model route (litellm_params.model)
     versions: dict = field(default_factory=dict)
     variants: list[str] = field(default_factory=list)  # class entries: how to tell the reports apart
+    distinguish: list[str] = field(default_factory=list)  # merged entries: how to tell which variant you have
+    replaces: list[str] = field(default_factory=list)  # ids of the narrower entries merged into this one
     path: str = ""
 
     @property
@@ -84,6 +86,7 @@ class Entry:
                            "symptoms": self.symptoms, "findings": self.findings, "examples": self.examples,
                            "routes": self.routes},
             "causes": self.causes, "fixes": self.fixes, "references": self.references, "variants": self.variants,
+            "distinguish": self.distinguish, "replaces": self.replaces,
         }
 
 
@@ -182,8 +185,14 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
             errs.append(f"{where}: signatures need at least one message, pattern, symptom or finding")
     if not _is_texts(raw["causes"], nonempty=True):
         errs.append(f"{where}: 'causes' must be a non-empty list of text")
-    if not _is_texts(raw.get("variants", [])):
-        errs.append(f"{where}: 'variants' must be a list of text")
+    for key in ("variants", "distinguish"):
+        if not _is_texts(raw.get(key, [])):
+            errs.append(f"{where}: '{key}' must be a list of text")
+    replaces = raw.get("replaces", [])
+    if not isinstance(replaces, list) or not all(isinstance(r, str) and re.match(ID_RE, r) for r in replaces):
+        errs.append(f"{where}: 'replaces' must be a list of entry ids (lower-case kebab-case)")
+    elif raw["id"] in replaces or len(set(replaces)) != len(replaces):
+        errs.append(f"{where}: 'replaces' must not name the entry itself or an id twice")
     for key, problems in (("engines", _engine_problems), ("fixes", _fix_problems), ("references", _ref_problems)):
         items = raw[key]
         if not isinstance(items, list) or not items:
@@ -241,7 +250,9 @@ def _entry(raw: dict, path: str) -> Entry:
         token_ids=list(sig.get("token_ids") or []), symptoms=list(sig.get("symptoms") or []),
         findings=list(sig.get("findings") or []), examples=list(sig.get("examples") or []),
         routes=list(sig.get("routes") or []), versions=dict(raw.get("versions") or {}),
-        variants=[" ".join(v.split()) for v in raw.get("variants") or []], path=path,
+        variants=[" ".join(v.split()) for v in raw.get("variants") or []],
+        distinguish=[" ".join(d.split()) for d in raw.get("distinguish") or []],
+        replaces=list(raw.get("replaces") or []), path=path,
     )
 
 
@@ -262,9 +273,40 @@ def validate_dir(directory: Path | None = None) -> tuple[list[Entry], list[str]]
             continue
         seen[raw["id"]] = path.name
         entries.append(_entry(raw, str(path)))
+    errs += _alias_problems(entries)
     if not entries and not errs:
         errs.append(f"{directory}: no *.yaml entries")
     return entries, errs
+
+
+def _alias_problems(entries: list[Entry]) -> list[str]:
+    """An id named in 'replaces' must be gone (no entry, no file of its own) and replaced by one entry only."""
+    ids = {e.id: Path(e.path).name for e in entries}
+    owner: dict[str, str] = {}
+    errs = []
+    for e in entries:
+        where = Path(e.path).name
+        for old in e.replaces:
+            if old in ids:
+                errs.append(f"{where}: replaces '{old}', which is still an entry ({ids[old]}): delete that file")
+            if old in owner:
+                errs.append(f"{where}: '{old}' is already replaced by {owner[old]}")
+            else:
+                owner[old] = e.id
+    return errs
+
+
+def aliases(entries: Iterable[Entry] | None = None) -> dict[str, str]:
+    """Old id -> the id of the entry it was merged into (from the entries' 'replaces' lists)."""
+    entries = entries if entries is not None else load()
+    return {old: e.id for e in entries for old in e.replaces}
+
+
+def resolve(entry_id: str, entries: Iterable[Entry] | None = None) -> Entry | None:
+    """The entry with this id, or the one it was merged into; None when neither exists."""
+    entries = list(entries) if entries is not None else load()
+    by_id = {e.id: e for e in entries}
+    return by_id.get(entry_id) or by_id.get(aliases(entries).get(entry_id, ""))
 
 
 _LOADED: dict[str, list[Entry]] = {}
@@ -349,10 +391,11 @@ def ranker(entries: list[Entry]):
 
 
 def get(entry_id: str, entries: Iterable[Entry] | None = None) -> Entry:
+    """The entry with this id; an id that was merged into a wider entry gives that entry (see ``replaces``)."""
     entries = list(entries) if entries is not None else load()
-    for e in entries:
-        if e.id == entry_id:
-            return e
+    found = resolve(entry_id, entries)
+    if found is not None:
+        return found
     close = [e.id for e in entries if entry_id.lower() in e.id]
     raise UsageError(f"no knowledge-base entry '{entry_id}'", hint=("did you mean: " + ", ".join(close[:5])) if close else "see 'gptoss-doctor kb list'")
 

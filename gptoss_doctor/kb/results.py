@@ -26,9 +26,13 @@ class KbShow(InfoResult):
 
     command = "kb show"
     entry: Any = None
+    requested: str = ""  # the id asked for: an old id that was merged into ``entry`` resolves to it
 
     def to_json(self) -> dict:
-        return {"ok": True, "entry": self.entry.to_json()}
+        doc = {"ok": True, "entry": self.entry.to_json()}
+        if self.requested and self.requested != self.entry.id:
+            doc["merged"] = {"id": self.requested, "into": self.entry.id}
+        return doc
 
 
 @dataclass

@@ -205,6 +205,7 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
         out.heading("Closest known issues (low confidence)")
     else:
         out.heading("Known issues that explain it")
+    seen = _seen_names(ex.parsed.engines)
     for n, m in enumerate(ex.matches, 1):
         e = m.entry
         status = {"high": "fail", "medium": "warn", "low": "info"}[m.confidence]
@@ -213,15 +214,40 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
             continue
         for ev in m.evidence:
             out.detail("why: " + ev, indent=6)
-        out.detail("cause: " + e.causes[0], indent=6)
-        items = e.fix_items()
+        out.detail("cause: " + _seen_first(e.causes, seen, lambda c: c)[0], indent=6)
+        items = _seen_first(e.fix_items(), seen, lambda it: it[1])
         layered = [it for it in items if it[0]]
         # with fixes for several layers, show one per layer (the layer the text points at first)
         shown = items if verbose else (_one_per_layer(layered, ex.origin) if len({x[0] for x in layered}) > 1 else items[:2])
+        if n == 1 and m.confidence != "low":
+            # a merged entry covers one cause in several layers: how to tell which one the text shows (the lines
+            # about the engines the text names first)
+            tell = _seen_first(e.distinguish, seen, lambda line: line)
+            for line in tell if verbose else tell[:4]:
+                out.detail("which one: " + line, indent=6)
         for layer, fx in shown:
             out.detail(f"fix ({layer}): {fx}" if layer else "fix: " + fx, indent=6)
         for url in e.urls[:3]:
             out.detail("see: " + url, indent=6)
+
+
+def _seen_names(engine_hints: dict) -> list[str]:
+    """Lower-case names and labels of the engines (and clients) the text names, to find the lines about them."""
+    from gptoss_doctor import engines
+
+    names = []
+    for name in engine_hints:
+        names.append(name.lower())
+        if engines.known(name):
+            names.append(engines.label(name).lower())
+    return [n for n in names if len(n) > 2]
+
+
+def _seen_first(items: list, seen: list[str], text) -> list:
+    """``items`` with those whose text names a seen engine first (stable: the entry's order otherwise)."""
+    if not seen:
+        return list(items)
+    return sorted(items, key=lambda it: not any(n in text(it).lower() for n in seen))
 
 
 def _one_per_layer(items, origin: str):
@@ -313,9 +339,19 @@ def _entry(out: Output, e) -> None:
     out.heading("Causes")
     for c in e.causes:
         out.detail("- " + c, indent=2)
+    if e.variants:
+        out.heading("Variants")
+        for v in e.variants:
+            out.detail("- " + v, indent=2)
+    if e.distinguish:
+        out.heading("How to tell which one you have")
+        for d in e.distinguish:
+            out.detail("- " + d, indent=2)
     out.heading("Fixes")
-    for f in e.fix_lines():
-        out.detail("- " + f, indent=2)
+    for layer, f in e.fix_items():
+        out.detail("- " + (f"[{layer}] " if layer else "") + f, indent=2)
+    if e.replaces:
+        out.line("Replaces (merged entries): " + ", ".join(e.replaces))
     out.heading("References")
     for r in e.references:
         out.detail(r["url"] + (f"  {r['title']}" if r.get("title") else ""), indent=2)
@@ -329,6 +365,8 @@ def kb_list(out: Output, result) -> None:
 
 
 def kb_show(out: Output, result) -> None:
+    if result.requested and result.requested != result.entry.id:
+        out.mark("warn", f"{result.requested} was merged into {result.entry.id} (entries that shared one cause)")
     _entry(out, result.entry)
 
 

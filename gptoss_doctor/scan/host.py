@@ -43,7 +43,7 @@ def judge_packages(pk: dict[str, str]) -> list[Finding]:
             "warn", "host.vllm_too_old", f"vLLM {v} predates the gpt-oss tool parser", "python environment",
             detail="--tool-call-parser openai first shipped in vLLM 0.10.2",
             fix="upgrade vLLM", corrected="pip install -U 'vllm>=0.10.2'",
-            kb_ids=["vllm-tool-call-parser-openai-missing"]))
+            kb_ids=["gptoss-server-tool-parser-not-enabled"]))
     t = pk.get("transformers")
     if t and _vtuple(t) >= (5,) and (pk.get("lmdeploy") or pk.get("vllm")):
         engine = "lmdeploy" if pk.get("lmdeploy") else "vLLM"

@@ -18,25 +18,30 @@ SECRET_NAME_RE = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|MASTER_KE
 VAR_REF_RE = re.compile(r"^\$\{?[A-Za-z_]\w*\}?$|^os\.environ/|^<.*>$|^\*+$|^(?:changeme|xxx+|your[-_].*|sk-\.\.\.|none|null|dummy|empty|EMPTY)$", re.I)
 
 
-def _refs(ids: list[str]) -> list[str]:
+def _link(ids: list[str]) -> tuple[list[str], list[str]]:
+    """The knowledge-base ids (an id merged into a wider entry becomes that entry's) and their first references."""
     from gptoss_doctor import kb
 
     try:
-        entries = {e.id: e for e in kb.load()}
+        entries = kb.load()
     except Exception:  # noqa: BLE001 - a broken knowledge base must not stop the scan
-        return []
+        return ids, []
+    out_ids: list[str] = []
     urls: list[str] = []
     for i in ids:
-        e = entries.get(i)
-        if e:
-            urls.extend(u for u in e.urls[:2] if u not in urls)
-    return urls
+        e = kb.resolve(i, entries)
+        if e is None:
+            continue
+        if e.id not in out_ids:
+            out_ids.append(e.id)
+        urls.extend(u for u in e.urls[:2] if u not in urls)
+    return out_ids, urls
 
 
 def _finding(status: str, rid: str, title: str, where: str, *, detail: str = "", fix: str = "", corrected: str = "",
              kb_ids: list[str] | None = None) -> Finding:
-    ids = kb_ids or []
-    return Finding(status, rid, title, where, detail, fix, corrected, _refs(ids), ids)
+    ids, urls = _link(kb_ids or [])
+    return Finding(status, rid, title, where, detail, fix, corrected, urls, ids)
 
 
 def _base_line(la: Launch) -> str:
@@ -80,7 +85,7 @@ def judge_launch(la: Launch) -> list[Finding]:
                 la.where, detail="gpt-oss needs attention sinks; a forced backend without them fails at start-up on "
                 "some GPUs", fix="remove it and let vLLM choose (TRITON_ATTN where needed)",
                 corrected="unset VLLM_ATTENTION_BACKEND" if la.env.get("VLLM_ATTENTION_BACKEND") else "",
-                kb_ids=["vllm-attention-sinks-backend-unsupported"]))
+                kb_ids=["gptoss-attention-sinks-backend-unsupported"]))
         if la.image and re.search(r":gptoss\b", la.image):
             out.append(_finding(
                 "warn", "vllm.preview_image", f"the gpt-oss preview image {la.image} runs only on Hopper GPUs",
@@ -95,7 +100,7 @@ def judge_launch(la: Launch) -> list[Finding]:
                 fix="add the gpt-oss tool and reasoning parsers",
                 corrected=_with_flags(base, ["--tool-call-parser", "gpt-oss"] +
                                       ([] if has_flag(a, "--reasoning-parser") else ["--reasoning-parser", "gpt-oss"])),
-                kb_ids=["sglang-tool-call-parser-missing"]))
+                kb_ids=["gptoss-server-tool-parser-not-enabled"]))
         elif parser not in ("", "gpt-oss"):
             out.append(_finding(
                 "fail", "sglang.wrong_tool_parser", f"SGLang uses the '{parser}' tool parser for gpt-oss", la.where,
@@ -125,7 +130,7 @@ def judge_launch(la: Launch) -> list[Finding]:
             fix="stage the vocabulary (gptoss-doctor fix-config --vocab DIR) and export the variable",
             corrected=("- TIKTOKEN_ENCODINGS_BASE=/etc/encodings" if la.line_text.startswith(("command:", "args:", "entrypoint:"))
                        else "export TIKTOKEN_ENCODINGS_BASE=/etc/encodings"),
-            kb_ids=["harmony-vocab-download-offline"]))
+            kb_ids=["harmony-vocab-not-loadable"]))
     return out
 
 
@@ -147,12 +152,12 @@ def _vllm_tool_flags(la: Launch) -> list[Finding]:
             "as text in content (the Responses API is not affected)",
             fix="add both flags (vLLM 0.10.2 or newer)",
             corrected=_with_flags(base, ["--enable-auto-tool-choice", "--tool-call-parser", "openai"]),
-            kb_ids=["vllm-chat-tools-ignored-json-in-content", "raw-harmony-tool-call-in-content"])]
+            kb_ids=["gptoss-server-tool-parser-not-enabled", "raw-harmony-in-content-no-parser"])]
     if parser is None:
         return [_finding(
             "warn", "vllm.tool_parser_missing", "vLLM has --enable-auto-tool-choice but no --tool-call-parser",
             la.where, fix="add the gpt-oss tool parser", corrected=_with_flags(base, ["--tool-call-parser", "openai"]),
-            kb_ids=["vllm-chat-tools-ignored-json-in-content"])]
+            kb_ids=["gptoss-server-tool-parser-not-enabled"])]
     if parser not in ("", "openai"):
         fixed = _set_flag(base, "--tool-call-parser", "openai")
         return [_finding(
@@ -161,13 +166,13 @@ def _vllm_tool_flags(la: Launch) -> list[Finding]:
             ("" if auto else "; --enable-auto-tool-choice is missing too"),
             fix="use --tool-call-parser openai" + ("" if auto else " and add --enable-auto-tool-choice"),
             corrected=fixed if auto else _with_flags(fixed, ["--enable-auto-tool-choice"]),
-            kb_ids=["vllm-tool-call-parser-openai-missing", "vllm-chat-tools-ignored-json-in-content"])]
+            kb_ids=["gptoss-server-tool-parser-not-enabled"])]
     if not auto:
         return [_finding(
             "warn", "vllm.auto_tool_choice_missing", "vLLM has --tool-call-parser but not --enable-auto-tool-choice",
             la.where, detail="requests with tool_choice \"auto\" are refused or the calls stay in content",
             fix="add --enable-auto-tool-choice", corrected=_with_flags(base, ["--enable-auto-tool-choice"]),
-            kb_ids=["vllm-chat-tools-ignored-json-in-content"])]
+            kb_ids=["gptoss-server-tool-parser-not-enabled"])]
     return []
 
 
@@ -211,7 +216,7 @@ def judge_env_file(where: str, values: dict[str, tuple[str, int]]) -> list[Findi
             "warn", "harmony.vocab_offline", "offline settings without TIKTOKEN_ENCODINGS_BASE", f"{where}:{line}",
             detail=f"{offline[0]} is set here; gpt-oss servers then cannot download the o200k vocabulary",
             fix="add the variable, pointing at a folder holding o200k_base.tiktoken",
-            corrected="TIKTOKEN_ENCODINGS_BASE=/etc/encodings", kb_ids=["harmony-vocab-download-offline"]))
+            corrected="TIKTOKEN_ENCODINGS_BASE=/etc/encodings", kb_ids=["harmony-vocab-not-loadable"]))
     return out
 
 
@@ -249,7 +254,7 @@ def judge_litellm_config(where_file: str, doc: dict) -> list[Finding]:
             f"an error, so {names} run at the default effort",
             fix="let reasoning_effort through for these models instead (allowed_openai_params) and upgrade litellm",
             corrected='allowed_openai_params: ["reasoning_effort"]',
-            kb_ids=["litellm-reasoning-effort-unsupported-params"]))
+            kb_ids=["gptoss-reasoning-effort-not-applied"]))
     return out
 
 
@@ -268,10 +273,9 @@ def _route_findings(name: str, route: str, where: str) -> list[Finding]:
             continue
         fixes = [fx for fx in e.fixes if fx.get("layer") == "proxy"] or e.fixes[:1]
         fix = fixes[0]
-        affected = (e.versions or {}).get("affected")
         out.append(_finding(
             "warn", "litellm.route_known_issue", f"the route {route} has a known gpt-oss problem", where,
-            detail=f"{name or route}: {e.title}" + (f" (affected: {affected})" if affected else ""),
+            detail=f"{name or route}: {e.title}",
             fix=fix["step"], corrected=fix.get("config", ""), kb_ids=[e.id]))
     return out
 
