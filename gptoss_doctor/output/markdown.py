@@ -133,9 +133,10 @@ def bundle_report(res) -> str:
         if c.get("eos_token_id") is None:
             add(f"- {code(c['repo'])} revision {code(c['revision'])}: {md(c.get('reason', ''))}")
             continue
-        verdict = "includes <|call|>" if c.get("call_token_stops") else "no <|call|>: stale generation_config.json"
+        verdict = ("includes `<|call|>`" if c.get("call_token_stops")
+                   else "no `<|call|>`: a stale generation\\_config.json, see `gptoss-doctor fix-config`")
         add(f"- {code(c['repo'])} revision {code(c['revision'])}: stop tokens "
-            + ", ".join(code(t) for t in c["stop_tokens"]) + f" ({md(verdict)})")
+            + ", ".join(code(t) for t in c["stop_tokens"]) + f" ({verdict})")
     L += ["", "### Launches", ""]
     if not doc["launches"]:
         add("- no running gpt-oss serving process or container found")
