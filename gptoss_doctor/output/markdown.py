@@ -96,6 +96,7 @@ def _wrap(text: str, width: int = 80) -> list[str]:
 def bundle_report(res) -> str:
     """``report``: the bug-report bundle, every value from the host, a server or a log escaped, lines wrapped at 80
     columns, the whole text through the one redactor."""
+    from gptoss_doctor.harmony.tokens import SPECIAL_IDS
     from gptoss_doctor.report import REPORT_SCHEMA
 
     doc = res.to_json()  # already redacted
@@ -136,7 +137,7 @@ def bundle_report(res) -> str:
         verdict = ("includes `<|call|>`" if c.get("call_token_stops")
                    else "no `<|call|>`: a stale generation\\_config.json, see `gptoss-doctor fix-config`")
         add(f"- {code(c['repo'])} revision {code(c['revision'])}: stop tokens "
-            + ", ".join(code(t) for t in c["stop_tokens"]) + f" ({verdict})")
+            + ", ".join(f"`{t}`" if t in SPECIAL_IDS else code(t) for t in c["stop_tokens"]) + f" ({verdict})")
     L += ["", "### Launches", ""]
     if not doc["launches"]:
         add("- no running gpt-oss serving process or container found")
@@ -164,7 +165,8 @@ def bundle_report(res) -> str:
     if doc["explain"] is not None:
         e = doc["explain"]
         L += ["", "### The error, explained", ""]
-        add(f"- read {e['input'].get('lines', 0)} lines; raised by: {md(e['origin'])} ({md(e['origin_detail'])})")
+        n = e["input"].get("lines", 0)
+        add(f"- read {n} line{'s' if n != 1 else ''}; raised by: {md(e['origin'])} ({md(e['origin_detail'])})")
         for msg in e["errors"]:
             add(f"- error: {code(msg)}")
         for m in e["matches"]:
