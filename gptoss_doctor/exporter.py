@@ -112,8 +112,10 @@ class FleetCollector:
                                  "ended", labels=["target", "mode"])
         runs = CounterMetricFamily(f"{PREFIX}_checks", "Checks made since the exporter started",
                                    labels=["target", "mode"])
+        from gptoss_doctor.check.targets import public_url
+
         for st in self.fleet.snapshot():
-            t = label(st.url)
+            t = label(public_url(st.url))  # never a user:password of the targets file
             if st.up is None:
                 continue  # not checked yet: no series rather than a false 0
             up.add_metric([t], 1.0 if st.up else 0.0)

@@ -22,6 +22,7 @@ import yaml
 
 from tests.conftest import ROOT, run_cli
 from tests.emulators import serve
+from tests.hostile import hostile
 
 RULES = ROOT / "docs" / "prometheus" / "gptoss-doctor.rules.yml"
 MANIFEST = ROOT / "docs" / "kubernetes" / "gptoss-doctor-exporter.yaml"
@@ -90,6 +91,24 @@ def test_once_prints_metrics_the_client_library_parses(tmp_path):
     assert set(ttft) == {bad.url, good.url} and all(0 < v < 30 for v in ttft.values())
     modes = {s.labels["mode"] for s in fams["gptoss_doctor_last_run_timestamp_seconds"].samples}
     assert modes == {"full"}
+
+
+def test_hostile_names_reach_no_label_raw(tmp_path):
+    """Model names with ESC sequences, C1 controls and bidi overrides become escaped label values; the document
+    still parses and a URL's password in the targets file is no label."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for behaviour in ("evil_names", "c1_names"):
+        with hostile(behaviour) as srv:
+            url = srv.url.replace("http://", "http://ops:hunter2-secret@")
+            r = run_cli("exporter", "--targets", str(_targets(tmp_path, url)), "--once", "--timeout", "5",
+                        text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", r.stdout)
+        assert "hunter2-secret" not in r.stdout + r.stderr
+        fams = {f.name: f for f in text_string_to_metric_families(r.stdout)}
+        [up] = fams["gptoss_doctor_target_up"].samples
+        assert up.labels["target"] == srv.url
 
 
 def test_usage_errors_without_traceback(tmp_path):
