@@ -111,6 +111,16 @@ def test_hostile_names_reach_no_label_raw(tmp_path):
         assert up.labels["target"] == srv.url
 
 
+def test_without_the_extra_says_how_to_install_it(tmp_path):
+    """A Python where prometheus_client cannot be imported (a package that raises ImportError shadows it)."""
+    shadow = tmp_path / "shadow" / "prometheus_client"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    r = run_cli("exporter", "--targets", str(_targets(tmp_path, "http://127.0.0.1:9")), "--once",
+                env={"PYTHONPATH": str(shadow.parent)}, text=True, timeout=60)
+    assert r.returncode == 2 and "pip install 'gptoss-doctor[exporter]'" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_usage_errors_without_traceback(tmp_path):
     r = run_cli("exporter", "--targets", str(tmp_path / "missing.txt"), text=True)
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
