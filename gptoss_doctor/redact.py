@@ -15,11 +15,26 @@ SECRET_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "LITELLM_
                "ANTHROPIC_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "GITHUB_TOKEN")
 SHAPES = [
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=/+]{6,}"), r"\1***"),
+    # Basic credentials: user:password in base64 (a URL's user:password@ sent as a header, echoed back by a server)
+    (re.compile(r"(?i)(basic\s+)([A-Za-z0-9+/]{4,}={0,2})"), lambda m: m.group(1) + "***" if _is_basic(m.group(2))
+     else m.group(0)),
     (re.compile(r"//[^/@\s]*@"), "//***@"),  # user:password@ in URLs
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), "hf_***"),
     (re.compile(r"\bsk-(?:proj-|live-|ant-)?[A-Za-z0-9_\-]{16,}\b"), "sk-***"),
 ]
 _REMEMBERED: set[str] = set()
+
+
+def _is_basic(value: str) -> bool:
+    """Is ``value`` base64 of ``user:password`` (and not a word after "basic" in prose)?"""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in raw
 
 
 def remember(secret: str | None) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 def COMMAND_MODULES():  # noqa: N802 - a constant-like registry
-    from gptoss_doctor.commands import check, explain, fixconfig, kb, mcp, scan
+    from gptoss_doctor.commands import check, explain, exporter, fixconfig, kb, mcp, report, scan
 
-    return [check.register, explain.register, fixconfig.register, kb.register, scan.register, mcp.register]
+    return [check.register, explain.register, fixconfig.register, kb.register, scan.register, report.register,
+            exporter.register, mcp.register]

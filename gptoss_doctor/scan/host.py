@@ -20,11 +20,12 @@ def _vtuple(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:4])
 
 
-def packages() -> dict[str, str]:
+def packages(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """The installed version of each of ``names`` found, read from package metadata (never imported)."""
     from importlib import metadata
 
     found: dict[str, str] = {}
-    for name in PACKAGES:
+    for name in names:
         try:
             found[name.replace("_", "-")] = metadata.version(name)
         except metadata.PackageNotFoundError:
