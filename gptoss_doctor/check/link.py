@@ -110,7 +110,8 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
     if matches:
         f.evidence.append("matched: " + ", ".join(f"{m.entry.id} ({m.confidence})" for m in matches[:3]))
     high = next((m.entry for m in matches if m.confidence == "high"), None)
-    kb_fix = lambda e: e.fix_lines()[0] if e.fix_lines() else ""  # noqa: E731
+    names = [engine.lower(), engines.label(engine).lower()] + (["llama-server"] if engine == "llama.cpp" else [])
+    kb_fix = lambda e: e.fix_for(names)  # noqa: E731 - the fix line for this engine when the entry has several
     applicable = [e for e in chosen if engine_ok(e, engine)]
     exact = [e for e in named_engine if engine in e.engines] \
         if fid in KB_FIX_FIRST and fid not in engines.get(engine).own_fix_first else []

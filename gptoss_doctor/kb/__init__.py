@@ -65,6 +65,17 @@ class Entry:
         """Fixes flattened to printable lines (step, then its commands / flags / config)."""
         return [line for _, line in self.fix_items()]
 
+    def fix_for(self, names: list[str]) -> str:
+        """The first fix line that names one of ``names`` (an engine's name or label, lower-case), else the first
+        fix line: a merged entry lists a fix per engine or layer, and a check of llama.cpp wants llama.cpp's."""
+        lines = self.fix_lines()
+        wanted = [n for n in names if len(n) > 2]
+        for line in lines:
+            low = line.lower()
+            if any(n in low for n in wanted):
+                return line
+        return lines[0] if lines else ""
+
     def fix_items(self) -> list[tuple[str | None, str]]:
         """(layer or None, printable line) per fix: the layer says who applies it (server, proxy, client …)."""
         lines = []
