@@ -122,7 +122,8 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
                   _tokenizer_guarded(client, d, model)]
     ctx = P.Ctx(client=client, model=model or "", engine=d.engine, gpt_oss=gpt)
     if model and not opts.quick:
-        jobs.append(P.run_all(ctx, opts.deep, chat_obs=await _first_chat(client, ctx, col, opts)))
+        first = await _first_chat(client, ctx, col, opts) if engines.get(d.engine).chat_api else None
+        jobs.append(P.run_all(ctx, opts.deep, chat_obs=first))
     progress(f"{where}: {engines.label(d.engine)} {d.version or ''} — "
              + ("tokenizer and stop tokens …" if opts.quick or not model else f"probing {model} …"))
     out = await asyncio.gather(*jobs)

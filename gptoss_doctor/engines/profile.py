@@ -153,6 +153,9 @@ class EngineProfile:
     metrics: Optional[Metrics] = None
     # capabilities
     responses_api: bool = True
+    chat_api: bool = True  # serves /v1/chat/completions (False: the chat, tool and tokenizer probes are skipped)
+    only_responses: str = ""  # why the probes it lacks are skipped (an engine that serves only the Responses API)
+    builtin_python: bool = False  # runs the python tool itself: a 5xx on code_interpreter is the tool's backend
     reasoning_field: bool = True  # returns reasoning apart from content
     reasoning_events: bool = True  # its Responses stream carries reasoning events
     embeds_harmony: bool = False  # parses with openai-harmony: the 'harmony' KB entries apply

@@ -11,11 +11,12 @@ import contextlib
 from typing import Iterator, Optional
 
 from ._base import FAULTS, Engine
-from . import litellm, llamacpp, lmdeploy, lmstudio, notllm, ollama, sglang, tgi, transformers, trtllm, vllm
+from . import gptoss_reference, litellm, llamacpp, lmdeploy, lmstudio, notllm, ollama, sglang, tgi, transformers, trtllm, vllm
 
 # An explicit registry: a broken emulator module fails the import (and the whole run) instead of dropping out.
 _REGISTRY: dict = {}
-for _mod in (vllm, sglang, llamacpp, ollama, lmdeploy, litellm, lmstudio, trtllm, tgi, transformers, notllm):
+for _mod in (vllm, sglang, llamacpp, ollama, lmdeploy, litellm, lmstudio, trtllm, tgi, transformers, gptoss_reference,
+             notllm):
     _REGISTRY.update(_mod.ENGINE_CLASSES)
 
 # engines whose default (fault-free) emulation is a healthy gpt-oss server; transformers serve 5.23 has no Harmony

@@ -38,6 +38,7 @@ FAULTS = (
     "no_hf_cache",  # transformers serve started without a Hugging Face cache folder: /v1/models answers 500
     "tool_server",  # vLLM --tool-server demo: the built-in python tool (code_interpreter) runs
     "builtin_stream_output_lost",  # vLLM #30222: streamed, the python tool's output never reaches the model
+    "python_backend_down",  # gpt-oss reference server, PYTHON_EXECUTION_BACKEND=docker without a Docker daemon
 )
 
 # the one line of python the doctor's built-in tool probe asks for (a hash of a nonce); the emulated tool runs only it

@@ -59,6 +59,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     fc_args: list[str] = []
     deltas: dict[str, list[str]] = {}
     errors: list[str] = []
+    negative: list[str] = []  # events whose output_index is below 0
     bad = 0
     for ev in res.events:
         try:
@@ -70,6 +71,8 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
         types.append(t)
         if not isinstance(obj, dict):
             continue
+        if isinstance(obj.get("output_index"), int) and obj["output_index"] < 0:
+            negative.append(t)
         if t in ("error", "response.failed"):
             resp = obj.get("response") if isinstance(obj.get("response"), dict) else obj
             errors.append(error_message(resp, ev.data))
@@ -139,6 +142,11 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
         obs.append(Obs("probe.responses.reasoning", "warn", f"{what}: no reasoning events in the stream", evidence))
     if bad:
         obs.append(Obs("probe.stream.framing", "fail", f"{what}: {bad} events are not JSON"))
+    if negative:
+        obs.append(Obs("probe.responses.conformance", "warn", f"{what}: {len(negative)} events carry a negative "
+                       f"output_index: {', '.join(dict.fromkeys(negative))[:200]}",
+                       fix=engines.get(ctx.engine).fix("probe.responses.conformance")
+                       or "clients must key streamed output items by item_id, not by output_index"))
     return obs
 
 def _output_text(obj: dict) -> str:
