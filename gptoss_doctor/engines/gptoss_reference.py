@@ -33,13 +33,14 @@ def _openapi(s: Signals) -> Optional[dict]:
 
 
 def _is_reference(s: Signals) -> bool:
-    """Its OpenAPI document: the one path /v1/responses, the ResponsesRequest schema, and no model list."""
+    """Its OpenAPI document: the one path /v1/responses and the ResponsesRequest schema (a /v1/models added in
+    front of it, by a proxy or a patched app, does not change what it serves)."""
     doc = _openapi(s)
     paths = doc.get("paths") if doc else None
     comps = doc.get("components") if doc else None
     schemas = comps.get("schemas") if isinstance(comps, dict) else None
     return (isinstance(paths, dict) and set(paths) == {"/v1/responses"} and isinstance(schemas, dict)
-            and "ResponsesRequest" in schemas and not s.ok("/v1/models"))
+            and "ResponsesRequest" in schemas)
 
 
 def default_model(s: Optional[Signals]) -> Optional[str]:

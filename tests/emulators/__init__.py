@@ -20,8 +20,9 @@ for _mod in (vllm, sglang, llamacpp, ollama, lmdeploy, litellm, lmstudio, trtllm
     _REGISTRY.update(_mod.ENGINE_CLASSES)
 
 # engines whose default (fault-free) emulation is a healthy gpt-oss server; transformers serve 5.23 has no Harmony
-# parser at all (recorded), so its healthy state already fails the channel and tool checks
-GAPS_BY_DESIGN = ("transformers",)
+# parser at all (recorded), so its healthy state already fails the channel and tool checks; the gpt-oss reference
+# server serves only /v1/responses (recorded: no chat completions, model list or version to check)
+GAPS_BY_DESIGN = ("transformers", "gptoss-reference")
 ENGINES = tuple(n for n in _REGISTRY if n != "not-llm" and n not in GAPS_BY_DESIGN)
 ALL_ENGINES = tuple(_REGISTRY)
 

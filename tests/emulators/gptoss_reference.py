@@ -88,6 +88,9 @@ class GptOssReference(Engine):
         self.route("GET", "/openapi.json", lambda req: json_response(OPENAPI))
         self.route("GET", "/docs", lambda req: text_response(DOCS, content_type="text/html; charset=utf-8"))
         self.route("GET", "/redoc", lambda req: text_response(DOCS, content_type="text/html; charset=utf-8"))
+        if self.has("models_route"):
+            self.route("GET", "/v1/models", lambda req: json_response({"object": "list", "data": [
+                {"id": MODEL, "object": "model", "created": self.started, "owned_by": "openai"}]}))
 
     def method_not_allowed(self, req: Request) -> Response:
         return json_response({"detail": "Method Not Allowed"}, status=405, headers=[("allow", "POST")])

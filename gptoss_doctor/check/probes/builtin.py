@@ -80,11 +80,14 @@ async def builtin_tools(ctx: Ctx) -> list[Obs]:
     if r.error:
         return [Obs(FID, "error", f"{where}: {r.error_message or r.error}")]
     if not r.ok:
-        return [_refused(where, r.status or 0, error_message(r.json(), r.text), ctx.engine)]
-    obj = r.json_object() or {}
-    items = obj.get("output") if isinstance(obj.get("output"), list) else []
-    obs = [_judge(where, _ran_python(items), _output_text(obj), expected,
-                  [f"output items: {', '.join(str(i.get('type')) for i in items if isinstance(i, dict))[:120]}"])]
+        obs = [_refused(where, r.status or 0, error_message(r.json(), r.text), ctx.engine)]
+        if obs[0].status != "fail":  # refused: the streamed request would only repeat that
+            return obs
+    else:
+        obj = r.json_object() or {}
+        items = obj.get("output") if isinstance(obj.get("output"), list) else []
+        obs = [_judge(where, _ran_python(items), _output_text(obj), expected,
+                      [f"output items: {', '.join(str(i.get('type')) for i in items if isinstance(i, dict))[:120]}"])]
     if obs[0].status == "skip":  # no tool server: the streamed request would only repeat that
         return obs
     prompt, code, expected = task()
