@@ -92,3 +92,20 @@ def test_cli_json_exit_0(cli):
     assert t["engine"]["name"] == "gptoss-reference" and t["llm_server"] is not False
     checks = {c["id"]: c for c in t["checks"]}
     assert checks["probe.chat"]["status"] == "skip" and WHY in checks["probe.chat"]["detail"]
+
+
+# -- scan ------------------------------------------------------------------------------------------------------------
+
+def test_scan_finds_a_launch_of_the_reference_server(tmp_path):
+    """PyPI gpt-oss 0.0.9 has no console script (no entry_points.txt in its wheel): `python -m` is its launch."""
+    from gptoss_doctor.scan import scan
+
+    (tmp_path / "serve.sh").write_text(
+        "#!/bin/sh\nexport PYTHON_EXECUTION_BACKEND=dangerously_use_uv\n"
+        "python -m gpt_oss.responses_api.serve --checkpoint /models/gpt-oss-20b/original --port 8000 "
+        "--inference-backend triton\n")
+    res = scan([tmp_path], host=False)
+    assert [(la.engine, la.model, la.where) for la in res.launches] == [
+        ("gptoss-reference", "/models/gpt-oss-20b/original", f"{tmp_path / 'serve.sh'}:3")]
+    assert res.launches[0].gpt_oss
+    assert res.exit_code == 0 and not res.problems
