@@ -77,8 +77,9 @@ CONFORMANCE = ("the reference server's own shapes (gpt_oss/responses_api/api_ser
                "output item carry output_index -1 (its done events 0), so a client must key items by item_id, not "
                "by output_index; every answer names model 'gpt-oss-120b' whatever checkpoint is loaded; a reply cut "
                "by max_output_tokens still says status 'completed' (compare usage.output_tokens with "
-               "max_output_tokens); streams end without data: [DONE]. Nothing to change on the server: put vLLM, "
-               "SGLang or Ollama in front of clients that need the full Responses API")
+               "max_output_tokens); streams end without data: [DONE]. Nothing to change on the server (an example "
+               "implementation): serve the model with vLLM, SGLang or Ollama for clients that need the full "
+               "Responses API")
 
 PROFILE = EngineProfile(
     name="gptoss-reference", label="gpt-oss reference server", default_port=8000, tracker="openai/gpt-oss",
@@ -91,5 +92,9 @@ PROFILE = EngineProfile(
     fixes={
         "probe.responses.builtin_tools": PYTHON_BACKEND,
         "probe.responses.conformance": CONFORMANCE,
+        "probe.responses.reasoning": "the reference server has no reasoning parser to turn on: it streams "
+                                     "response.reasoning_text events whenever the model writes an analysis message, "
+                                     "so this model answered without one (check the checkpoint given to "
+                                     "--checkpoint)",
     },
 )

@@ -10,8 +10,7 @@ its done events its own; function calls stream only ``response.output_item.done`
 max_output_tokens still says "completed". The python tool (code_interpreter) runs the doctor's one line of python;
 with the ``python_backend_down`` fault (PYTHON_EXECUTION_BACKEND=docker without a Docker daemon, recorded) the
 non-streamed request is a plain-text 500 and the stream is cut after ``response.code_interpreter_call.interpreting``.
-Reasoning (analysis) items are not in the recordings (the scripted models do not reason): their events follow
-api_server.py (``response.reasoning_text.delta`` / ``.done``).
+The emulated model does not reason, like the recorded scripted models (no reasoning items or events).
 """
 from __future__ import annotations
 
@@ -125,6 +124,23 @@ class GptOssReference(Engine):
             return _unprocessable([{"type": "literal_error", "loc": ["body", "reasoning", "effort"],
                                     "msg": "Input should be 'low', 'medium' or 'high'", "input": effort,
                                     "ctx": {"expected": "'low', 'medium' or 'high'"}}])
+        if body.get("tool_choice", "auto") not in ("auto", "none", None):
+            return _unprocessable([{"type": "literal_error", "loc": ["body", "tool_choice"],
+                                    "msg": "Input should be 'auto' or 'none'", "input": body["tool_choice"],
+                                    "ctx": {"expected": "'auto' or 'none'"}}])
+        for n, t in enumerate(body.get("tools") or []):
+            if isinstance(t, dict) and t.get("type") == "function" and not (t.get("name") and "parameters" in t):
+                # a Chat-shaped tool ({"type": "function", "function": {...}}): pydantic's union errors (abridged)
+                return _unprocessable([{"type": "missing", "loc": ["body", "tools", n, "FunctionToolDefinition", k],
+                                        "msg": "Field required", "input": t} for k in ("name", "parameters")
+                                       if k not in t])
+        inp = body.get("input")
+        calls = {i.get("call_id") for i in inp if isinstance(i, dict) and i.get("type") == "function_call"} \
+            if isinstance(inp, list) else set()
+        if isinstance(inp, list) and any(isinstance(i, dict) and i.get("type") == "function_call_output"
+                                         and i.get("call_id") not in calls for i in inp) \
+                and not body.get("previous_response_id"):
+            return self.internal_error()  # api_server.py: ValueError "Function call <id> not found"
         messages = self._responses_messages(body)
         max_out = body.get("max_output_tokens") or 131072
         python = any(isinstance(t, dict) and t.get("type") == "code_interpreter" for t in body.get("tools") or [])
@@ -134,7 +150,8 @@ class GptOssReference(Engine):
                           completion_tokens=24)
         else:
             turn = M.plan(messages, tools=body.get("tools"), tool_choice=body.get("tool_choice", "auto"),
-                          max_tokens=max_out, faults=self.faults, reasoning_effort=effort)
+                          faults=self.faults, reasoning_effort=effort)
+            turn.completion_tokens = min(turn.completion_tokens, max_out)  # cut, and still "completed"
             items = self._items(turn)
         final = self._response_object(body, items, turn, max_out)
         if body.get("stream"):
@@ -160,10 +177,7 @@ class GptOssReference(Engine):
                 "status": "completed"}
 
     def _items(self, turn: M.Turn) -> list:
-        items: list = []
-        if turn.reasoning:
-            items.append({"id": "item_" + uuid.uuid4().hex, "type": "reasoning", "summary": [],
-                          "content": [{"type": "reasoning_text", "text": turn.reasoning}]})
+        items: list = []  # no reasoning item: the emulated model answers like the recorded scripted ones
         for tc in turn.tool_calls:
             items.append({"type": "function_call", "name": tc.name, "arguments": tc.arguments, "status": "completed",
                           "id": "fc_" + uuid.uuid4().hex, "call_id": "call_" + uuid.uuid4().hex})
@@ -178,7 +192,7 @@ class GptOssReference(Engine):
                 "usage": {"input_tokens": turn.prompt_tokens, "output_tokens": out_tokens,
                           "total_tokens": turn.prompt_tokens + out_tokens},
                 "status": "completed", "background": None, "error": None, "incomplete_details": None,
-                "instructions": body.get("instructions"), "max_output_tokens": max_out, "max_tool_calls": None,
+                "instructions": None, "max_output_tokens": max_out, "max_tool_calls": None,
                 "metadata": body.get("metadata") or {}, "model": MODEL, "parallel_tool_calls": False,
                 "previous_response_id": body.get("previous_response_id"), "id": "resp_" + uuid.uuid4().hex,
                 "object": "response", "text": {"format": {"type": "text"}}, "tool_choice": "auto", "top_p": 1}
@@ -218,19 +232,16 @@ class GptOssReference(Engine):
 
     @staticmethod
     def _text_events(ev, k: int, it: dict):
-        """A message or reasoning item: its streaming events carry k - 1 (the counter moves when a message ends),
-        its done events k."""
+        """A message item: its streaming events carry k - 1 (the counter moves when a message ends), its done
+        events k."""
         iid, text = it["id"], it["content"][0]["text"]
-        kind = "reasoning_text" if it["type"] == "reasoning" else "output_text"
         yield ev("response.output_item.added", output_index=k - 1, item=dict(it, content=[], status=None))
-        part = ({"type": "output_text", "text": "", "status": "completed", "annotations": None}
-                if kind == "output_text" else {"type": "reasoning_text", "text": ""})
+        part = {"type": "output_text", "text": "", "status": "completed", "annotations": None}
         yield ev("response.content_part.added", item_id=iid, output_index=k - 1, content_index=0, part=part)
         for p in M.text_pieces(text):
-            yield ev(f"response.{kind}.delta", item_id=iid, output_index=k - 1, content_index=0, delta=p,
-                     **({"logprobs": []} if kind == "output_text" else {}))
-        yield ev(f"response.{kind}.done", item_id=iid, output_index=k, content_index=0, text=text,
-                 **({"logprobs": []} if kind == "output_text" else {}))
+            yield ev("response.output_text.delta", item_id=iid, output_index=k - 1, content_index=0, delta=p,
+                     logprobs=[])
+        yield ev("response.output_text.done", item_id=iid, output_index=k, content_index=0, text=text, logprobs=[])
         yield ev("response.content_part.done", item_id=iid, output_index=k, content_index=0,
                  part=it["content"][0])
         yield ev("response.output_item.done", output_index=k, item=dict(it, status=None))

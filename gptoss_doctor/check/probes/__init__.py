@@ -13,7 +13,7 @@ from gptoss_doctor import engines, settings
 from gptoss_doctor.check.probes.common import HARMONY_ERROR_RE, Ctx, Obs, _short
 from gptoss_doctor.check.probes.chat import chat, chat_stream
 from gptoss_doctor.check.probes.tools import chat_two_turn, compare_stream, tools, tools_stream
-from gptoss_doctor.check.probes.responses import responses_stream, responses_two_turn
+from gptoss_doctor.check.probes.responses import responses_plain, responses_stream, responses_two_turn
 
 __all__ = ["HARMONY_ERROR_RE", "Ctx", "Obs", "chat", "guard", "run_all"]  # what the other stages use
 
@@ -57,12 +57,12 @@ CHAT_ONLY = ("probe.chat", "probe.tools.call", "probe.stream.framing", "probe.st
 async def responses_only(ctx: Ctx, deep: bool, why: str) -> list[Obs]:
     """An engine that serves only the Responses API: its probes run without --deep (they are all it has; the
     built-in python tool still needs --deep), the chat-completions ones are skips that say why."""
-    jobs = [responses_stream(ctx), responses_two_turn(ctx)]
+    jobs = [responses_plain(ctx), responses_stream(ctx), responses_two_turn(ctx)]
     if deep:
         from gptoss_doctor.check.probes.builtin import builtin_tools
 
         jobs.append(builtin_tools(ctx))
-    ids = ["probe.responses", "probe.responses.tool_output", "probe.responses.builtin_tools"]
+    ids = ["probe.responses", "probe.responses", "probe.responses.tool_output", "probe.responses.builtin_tools"]
     results = await asyncio.gather(*(guard(job, fid) for job, fid in zip(jobs, ids)))
     return [Obs(fid, "skip", why) for fid in CHAT_ONLY] + [o for group in results for o in group]
 
