@@ -3,7 +3,8 @@
 at test time (../shared/real/build_tiny_gptoss.py, then make_scripted_gptoss.py for a fixed reply), launched the way
 ../shared/real/gpt-oss-reference-0.0.9/README.md records (serve.py has no --host: it binds 127.0.0.1).
 
-Set up with ``eval "$(bash tests/real/setup_reference.sh DIR)"`` (exports GPTOSS_DOCTOR_REFERENCE_PY); .ci/run does.
+Set up with ``eval "$(bash tests/real/setup_reference.sh DIR)"`` (exports GPTOSS_DOCTOR_REFERENCE_PY and the chat
+template the model scripts need, GPTOSS_DOCTOR_REFERENCE_TEMPLATE); .ci/run does.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import pytest
 from tests.realservers import SHARED_REAL, TOOL_REPLY, VOCAB, _build, cache_dir, findings, free_port, running
 
 PY = os.environ.get("GPTOSS_DOCTOR_REFERENCE_PY", "")
-pytestmark = pytest.mark.skipif(not PY, reason="GPTOSS_DOCTOR_REFERENCE_PY is not set (tests/real/setup_reference.sh)")
+TEMPLATE = os.environ.get("GPTOSS_DOCTOR_REFERENCE_TEMPLATE", "")
+pytestmark = pytest.mark.skipif(not (PY and TEMPLATE), reason="GPTOSS_DOCTOR_REFERENCE_PY / "
+                                "GPTOSS_DOCTOR_REFERENCE_TEMPLATE are not set (tests/real/setup_reference.sh)")
 
 PYTHON_REPLY = "<|channel|>analysis to=python<|message|>print(7*6)<|call|>"
 WHY = "the reference server serves only /v1/responses"
@@ -27,7 +30,8 @@ WHY = "the reference server serves only /v1/responses"
 def models() -> dict[str, Path]:
     """A tiny random gpt-oss and scripted copies: "tool" (a get_weather call) and "python" (a python tool call)."""
     build, script = SHARED_REAL / "build_tiny_gptoss.py", SHARED_REAL / "make_scripted_gptoss.py"
-    base = _build(PY, [str(build), "--vocab", str(VOCAB), "--out"], cache_dir("gpt-oss-tiny-ref", build, PY))
+    base = _build(PY, [str(build), "--vocab", str(VOCAB), "--chat-template", TEMPLATE, "--out"],
+                  cache_dir("gpt-oss-tiny-ref", build, Path(TEMPLATE), PY))
     out = {}
     for name, reply in (("tool", TOOL_REPLY), ("python", PYTHON_REPLY)):
         out[name] = _build(PY, [str(script), "--src", str(base), "--reply", reply, "--out"],
