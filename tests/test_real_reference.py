@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.realservers import SHARED_REAL, TOOL_REPLY, VOCAB, _build, cache_dir, findings, free_port, running
+from tests.realservers import (
+    SHARED_REAL, TOOL_REPLY, VOCAB, _build, cache_dir, findings, flag_fixes, free_port, running,
+)
 
 PY = os.environ.get("GPTOSS_DOCTOR_REFERENCE_PY", "")
 TEMPLATE = os.environ.get("GPTOSS_DOCTOR_REFERENCE_TEMPLATE", "")
@@ -64,10 +66,15 @@ def test_reference_server_with_a_tool_model(tmp_path, cli, models):
     assert [m["id"] for m in t["models"]] == ["gpt-oss-120b"]
     for fid in ("probe.chat", "probe.tools.call", "tokenizer.special_tokens", "health", "models.listed"):
         assert f[fid]["status"] == "skip" and WHY in f[fid]["detail"], (fid, f[fid])
-    # the scripted model calls get_weather whatever it is asked: the function call probes pass
+    # the scripted model calls get_weather whatever it is asked: the function call probe passes, the plain prompt
+    # gets a function call instead of text (the model's doing, said so), and no fix names a server flag
     assert f["probe.responses.function_call"]["status"] == "pass", f["probe.responses.function_call"]
-    assert not [fid for fid, c in f.items() if "parser" in (c.get("fix") or "") and "tool" in (c.get("fix") or "")]
-    assert code in (0, 1, 2), doc
+    assert "output items: function_call" in f["probe.responses"]["detail"], f["probe.responses"]
+    assert not flag_fixes(doc), flag_fixes(doc)
+    assert "--checkpoint" in f["probe.responses"]["fix"]
+    assert f["probe.responses.builtin_tools"]["status"] == "skip"
+    assert "did not call the python tool" in f["probe.responses.builtin_tools"]["detail"]
+    assert code == 1, doc
 
 
 def test_python_tool_without_a_docker_daemon(tmp_path, cli, models):

@@ -88,10 +88,22 @@ PROFILE = EngineProfile(
                     "Responses API server", _is_reference),),
     find_models=_model_from_openapi, judge_health=_health,
     chat_api=False, only_responses=ONLY_RESPONSES, builtin_python=True,
-    done_sentinel=False, embeds_harmony=True,
+    # it parses with openai-harmony, but the knowledge-base entries tagged 'harmony' describe vLLM's Responses layer,
+    # and its own Harmony errors reach clients as a bare "Internal Server Error" (recorded): nothing to match
+    done_sentinel=False, embeds_harmony=False,
     fixes={
         "probe.responses.builtin_tools": PYTHON_BACKEND,
         "probe.responses.conformance": CONFORMANCE,
+        "probe.responses": "the reference server answered without output text: it drops a python call when the "
+                           "request declares no code_interpreter tool, and cuts replies that end inside a Harmony "
+                           "header (HTTP 500); nothing to set on the server: check the checkpoint given to "
+                           "--checkpoint and read the server log for this request",
+        "probe.responses.function_call": "the reference server puts the function tools into the Harmony prompt and "
+                                         "parses the call itself: there is no parser flag to set, so the model did "
+                                         "not call the function (check the checkpoint given to --checkpoint)",
+        "probe.responses.tool_output": "the reference server hands function_call_output items to the model as "
+                                       "tool messages itself: nothing to set on the server, so the model ignored "
+                                       "the result (check the checkpoint given to --checkpoint)",
         "probe.responses.reasoning": "the reference server has no reasoning parser to turn on: it streams "
                                      "response.reasoning_text events whenever the model writes an analysis message, "
                                      "so this model answered without one (check the checkpoint given to "

@@ -64,9 +64,11 @@ def _refused(where: str, status: int, text: str, engine: str = "") -> Obs:
                f"{_short(text, 120)}); it offers no built-in tools", [f"HTTP {status} {_short(text, 200)}"])
 
 
-def _judge(where: str, ran: bool, answer: str, expected: str, evidence: list[str]) -> Obs:
+def _judge(where: str, ran: bool, answer: str, expected: str, evidence: list[str], engine: str = "") -> Obs:
     if not ran:
-        return Obs(FID, "skip", f"{where}: {NO_TOOL_SERVER}", evidence)
+        why = (f"the model did not call the python tool ({engines.get(engine).label} runs it itself when the "
+               "request declares code_interpreter)") if engines.get(engine).builtin_python else NO_TOOL_SERVER
+        return Obs(FID, "skip", f"{where}: {why}", evidence)
     if expected in answer:
         return Obs(FID, "pass", f"{where}: the python tool ran and the answer uses its output ({expected})", evidence)
     return Obs(FID, "fail", f"{where}: the python tool ran but its output did not reach the model (the answer "
@@ -87,7 +89,8 @@ async def builtin_tools(ctx: Ctx) -> list[Obs]:
         obj = r.json_object() or {}
         items = obj.get("output") if isinstance(obj.get("output"), list) else []
         obs = [_judge(where, _ran_python(items), _output_text(obj), expected,
-                      [f"output items: {', '.join(str(i.get('type')) for i in items if isinstance(i, dict))[:120]}"])]
+                      [f"output items: {', '.join(str(i.get('type')) for i in items if isinstance(i, dict))[:120]}"],
+                      ctx.engine)]
     if obs[0].status == "skip":  # no tool server: the streamed request would only repeat that
         return obs
     prompt, code, expected = task()
@@ -135,7 +138,7 @@ async def _streamed(ctx: Ctx, prompt: str, expected: str) -> Obs:
                    evidence, fix=engines.get(ctx.engine).fix(FID) or "read the server log for the tool's error")
     answer = "".join(text) or _output_text({"output": final_items})
     ran = bool(ci_events) or _ran_python(final_items)
-    o = _judge(where, ran, answer, expected, evidence)
+    o = _judge(where, ran, answer, expected, evidence, ctx.engine)
     if o.status == "pass" and not outputs:
         o.detail += " (the code_interpreter_call items carry no outputs: clients cannot show what the tool printed)"
     return o

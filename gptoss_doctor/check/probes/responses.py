@@ -170,7 +170,7 @@ async def responses_plain(ctx: Ctx) -> list[Obs]:
         return http_failure("probe.responses", what, res.as_response())
     if res.error and not res.events:
         return [Obs("probe.responses", "error", f"{what}: {res.error_message or res.error}")]
-    types, text, negative = [], [], []
+    types, text, negative, kinds = [], [], [], []
     for ev in res.events:
         try:
             obj = json.loads(ev.data)
@@ -182,12 +182,15 @@ async def responses_plain(ctx: Ctx) -> list[Obs]:
             negative.append(t)
         if t == "response.output_text.delta" and isinstance(obj, dict) and isinstance(obj.get("delta"), str):
             text.append(obj["delta"])
+        if t == "response.output_item.done" and isinstance(obj, dict) and isinstance(obj.get("item"), dict):
+            kinds.append(str(obj["item"].get("type")))
     answer = "".join(text).strip()
     evidence = [f"events: {', '.join(dict.fromkeys(types))[:300]}"]
     if "response.completed" in types and answer:
         obs = [Obs("probe.responses", "pass", f"{what}: {_short(answer, 60)!r}, ends with response.completed")]
     elif "response.completed" in types:
-        obs = [Obs("probe.responses", "fail", f"{what}: completed without any output_text", evidence)]
+        got = f"output items: {', '.join(kinds)[:120]}" if kinds else "no output items"
+        obs = [Obs("probe.responses", "fail", f"{what}: completed without any output_text ({got})", evidence)]
     else:
         obs = [Obs("probe.responses", "fail", f"{what}: no response.completed event ({res.ended}: "
                    f"{res.error_message or str(len(types)) + ' events'})", evidence,
