@@ -26,6 +26,7 @@ DISCOVERY = [
     ("/", False), ("/health", False), ("/v1/models", True), ("/version", True), ("/props", True),
     ("/api/version", True), ("/info", True), ("/server_info", True), ("/get_server_info", True),
     ("/health/readiness", False), ("/health/liveliness", False),
+    ("/openapi.json", False),  # FastAPI's: the gpt-oss reference server is known by its one path, /v1/responses
 ]
 
 
@@ -218,7 +219,7 @@ async def tokenizer_check(client: Client, d: Discovery, model: Optional[str]) ->
     profile = engines.get(d.engine)
     spec = profile.tokenizer
     if spec is None:
-        return TokenizerCheck("skip", f"{profile.label} offers no tokenize endpoint")
+        return TokenizerCheck("skip", profile.only_responses or f"{profile.label} offers no tokenize endpoint")
     tok = (spec.path, spec.body(text, model))
     detok = (spec.detok_path, spec.detok_body(want, model), spec.detok_keys) if spec.detok_path and spec.detok_body \
         else None

@@ -192,7 +192,11 @@ def judge_models(d, col: Collector, opts: CheckOptions) -> Optional[str]:
     if opts.model and opts.model not in ids:
         col.add("models.listed", "fail", f"--model {opts.model!r} is not served (served: {', '.join(ids[:5])})")
         return None
-    if d.models_error:  # the list failed, but the engine's own way found the served model
+    only = engines.get(d.engine).only_responses
+    if d.models_error and only:  # no model list to judge: the engine's own way named the model
+        col.add("models.listed", "skip", f"no GET /v1/models: {only}; the served model: {', '.join(ids[:5])}",
+                [m.context_source for m in d.models if m.context_source][:2])
+    elif d.models_error:  # the list failed, but the engine's own way found the served model
         col.add("models.listed", "warn", f"GET /v1/models: {d.models_error}; the served model was found another "
                 f"way: {', '.join(ids[:5])}", [m.context_source for m in d.models if m.context_source][:2])
     else:

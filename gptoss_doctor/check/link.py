@@ -111,7 +111,9 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
         f.evidence.append("matched: " + ", ".join(f"{m.entry.id} ({m.confidence})" for m in matches[:3]))
     high = next((m.entry for m in matches if m.confidence == "high"), None)
     names = [engine.lower(), engines.label(engine).lower()] + (["llama-server"] if engine == "llama.cpp" else [])
-    kb_fix = lambda e: e.fix_for(names)  # noqa: E731 - the fix line for this engine when the entry has several
+    others = [w for p in engines.PROFILES if p.name != engine for w in (p.name.lower(), p.label.lower())
+              if w not in names]
+    kb_fix = lambda e: e.fix_for(names, others)  # noqa: E731 - the fix line for this engine when the entry has several
     applicable = [e for e in chosen if engine_ok(e, engine)]
     exact = [e for e in named_engine if engine in e.engines] \
         if fid in KB_FIX_FIRST and fid not in engines.get(engine).own_fix_first else []

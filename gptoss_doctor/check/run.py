@@ -135,6 +135,8 @@ async def _check(client, res: TargetResult, col: Collector, opts: CheckOptions,
                         "the client")
 
         jobs.append(replay(ctx, opts.request))
+    elif model and not opts.quick and not engines.get(d.engine).chat_api:
+        jobs.append(P.run_all(ctx, opts.deep))  # an engine that serves only the Responses API
     elif model and not opts.quick:
         # the server's own load first, while none of the doctor's requests is in flight (its probes run
         # concurrently, and a small --max-num-seqs would queue them: that queue is the doctor's, not the server's)

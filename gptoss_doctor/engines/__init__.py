@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Optional
 
 from gptoss_doctor.engines import (
-    litellm, llamacpp, lmdeploy, lmstudio, mlx, ollama, sglang, tgi, transformers, trtllm, vllm,
+    gptoss_reference, litellm, llamacpp, lmdeploy, lmstudio, mlx, ollama, sglang, tgi, transformers, trtllm, vllm,
 )
 from gptoss_doctor.engines.profile import EngineProfile, Rule, Signals
 
-_MODULES = (vllm, sglang, lmdeploy, llamacpp, ollama, lmstudio, litellm, trtllm, tgi, transformers, mlx)
+_MODULES = (vllm, sglang, lmdeploy, llamacpp, ollama, lmstudio, litellm, trtllm, tgi, transformers, mlx,
+            gptoss_reference)
 
 PROFILES: tuple[EngineProfile, ...] = tuple(m.PROFILE for m in _MODULES)
 UNKNOWN = EngineProfile(name="unknown", label="unknown engine", reads_generation_config=True)

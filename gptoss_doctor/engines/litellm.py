@@ -38,7 +38,9 @@ async def _openapi_version(client, d) -> None:
     """LiteLLM 1.109.1 names its version in no discovery answer, but its FastAPI OpenAPI document does
     (info.version, in the first kilobytes of a ~2 MB document: only the first 16 KiB are read). The proxy builds
     that document on the first request (7 s on a busy 2-core machine), so this read gets the full --timeout."""
-    r = await client.get("/openapi.json", limit=16384)
+    r = d.responses.get("/openapi.json")  # discovery read it already (capped: its head is enough)
+    if r is None or r.status != 200 or not r.body:
+        r = await client.get("/openapi.json", limit=16384)
     m = _OPENAPI_VERSION.match(r.text) if r.status == 200 and r.body else None
     if m:
         d.version = m.group(1)

@@ -162,6 +162,9 @@ class EngineProfile:
     # when its releases gained /v1/responses: (first version with it, or None when only older builds are known to
     # lack it, and where that is said). A 404 there from an older version is that version's gap, not a fault.
     responses_added: Optional[tuple[Optional[tuple], str]] = None
+    chat_api: bool = True  # serves /v1/chat/completions (False: the chat, tool and tokenizer probes are skipped)
+    only_responses: str = ""  # why the probes it lacks are skipped (an engine that serves only the Responses API)
+    builtin_python: bool = False  # runs the python tool itself: a 5xx on code_interpreter is the tool's backend
     reasoning_field: bool = True  # returns reasoning apart from content
     reasoning_events: bool = True  # its Responses stream carries reasoning events
     embeds_harmony: bool = False  # parses with openai-harmony: the 'harmony' KB entries apply

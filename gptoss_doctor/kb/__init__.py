@@ -65,16 +65,20 @@ class Entry:
         """Fixes flattened to printable lines (step, then its commands / flags / config)."""
         return [line for _, line in self.fix_items()]
 
-    def fix_for(self, names: list[str]) -> str:
-        """The first fix line that names one of ``names`` (an engine's name or label, lower-case), else the first
-        fix line: a merged entry lists a fix per engine or layer, and a check of llama.cpp wants llama.cpp's."""
+    def fix_for(self, names: list[str], others: list[str]) -> str:
+        """The entry's first fix line, unless it is about another engine (it names one of ``others`` and none of
+        ``names``, lower-case names and labels): then the first line that names this one. A merged entry lists a
+        fix per engine, and a check of llama.cpp wants llama.cpp's, not the vLLM flags that come first."""
         lines = self.fix_lines()
-        wanted = [n for n in names if len(n) > 2]
-        for line in lines:
-            low = line.lower()
-            if any(n in low for n in wanted):
-                return line
-        return lines[0] if lines else ""
+        if not lines:
+            return ""
+
+        def names_any(line: str, words: list[str]) -> bool:
+            return any(re.search(rf"(?<![\w.-]){re.escape(w)}(?![\w-])", line.lower()) for w in words if len(w) > 2)
+
+        if names_any(lines[0], others) and not names_any(lines[0], names):
+            return next((line for line in lines if names_any(line, names)), lines[0])
+        return lines[0]
 
     def fix_items(self) -> list[tuple[str | None, str]]:
         """(layer or None, printable line) per fix: the layer says who applies it (server, proxy, client …)."""

@@ -50,6 +50,8 @@ def engine_of(argv: list[str], image: str | None = None) -> tuple[str | None, in
                 return "sglang", i + 2
             if nxt.startswith("lmdeploy"):
                 return "lmdeploy", i + 2
+            if nxt == "gpt_oss.responses_api.serve":  # OpenAI's reference Responses server (no console script)
+                return "gptoss-reference", i + 2
         if base == "lmdeploy" and nxt == "serve":
             return "lmdeploy", i + 3 if i + 2 < len(argv) and argv[i + 2] == "api_server" else i + 2
         if base in ("llama-server", "server") and (base == "llama-server" or "llama" in a):
@@ -89,7 +91,7 @@ def model_of(engine: str, args: list[str], env: dict[str, str]) -> str | None:
     names = {
         "vllm": ("--model",), "sglang": ("--model-path", "--model"), "lmdeploy": ("--model-name",),
         "llama.cpp": ("-m", "--model", "-hf", "--hf-repo", "-hfr"), "trtllm": ("--model",),
-        "tgi": ("--model-id",), "ollama": (), "litellm": ("--model",),
+        "tgi": ("--model-id",), "ollama": (), "litellm": ("--model",), "gptoss-reference": ("--checkpoint",),
     }.get(engine, ())
     v = flag(args, *names) if names else None
     if v:

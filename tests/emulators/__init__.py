@@ -11,16 +11,18 @@ import contextlib
 from typing import Iterator, Optional
 
 from ._base import FAULTS, Engine
-from . import litellm, llamacpp, lmdeploy, lmstudio, notllm, ollama, sglang, tgi, transformers, trtllm, vllm
+from . import gptoss_reference, litellm, llamacpp, lmdeploy, lmstudio, notllm, ollama, sglang, tgi, transformers, trtllm, vllm
 
 # An explicit registry: a broken emulator module fails the import (and the whole run) instead of dropping out.
 _REGISTRY: dict = {}
-for _mod in (vllm, sglang, llamacpp, ollama, lmdeploy, litellm, lmstudio, trtllm, tgi, transformers, notllm):
+for _mod in (vllm, sglang, llamacpp, ollama, lmdeploy, litellm, lmstudio, trtllm, tgi, transformers, gptoss_reference,
+             notllm):
     _REGISTRY.update(_mod.ENGINE_CLASSES)
 
 # engines whose default (fault-free) emulation is a healthy gpt-oss server; transformers serve 5.23 has no Harmony
-# parser at all (recorded), so its healthy state already fails the channel and tool checks
-GAPS_BY_DESIGN = ("transformers",)
+# parser at all (recorded), so its healthy state already fails the channel and tool checks; the gpt-oss reference
+# server serves only /v1/responses (recorded: no chat completions, model list or version to check)
+GAPS_BY_DESIGN = ("transformers", "gptoss-reference")
 ENGINES = tuple(n for n in _REGISTRY if n != "not-llm" and n not in GAPS_BY_DESIGN)
 ALL_ENGINES = tuple(_REGISTRY)
 

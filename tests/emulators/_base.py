@@ -39,6 +39,8 @@ FAULTS = (
     "tool_server",  # vLLM --tool-server demo: the built-in python tool (code_interpreter) runs
     "builtin_stream_output_lost",  # vLLM #30222: streamed, the python tool's output never reaches the model
     "invented_after_call",  # with stale_eos on an engine that runs on past <|call|>: the model invents the result
+    "python_backend_down",  # gpt-oss reference server, PYTHON_EXECUTION_BACKEND=docker without a Docker daemon
+    "models_route",  # gpt-oss reference server with a GET /v1/models added in front (not in its OpenAPI document)
 )
 
 # the one line of python the doctor's built-in tool probe asks for (a hash of a nonce); the emulated tool runs only it

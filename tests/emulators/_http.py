@@ -25,6 +25,11 @@ MAX_BODY = 8 * 1024 * 1024
 _PIECES = (3, 1, 7, 2, 13, 5, 1, 9, 4, 21, 6, 2, 11, 3, 17)
 
 
+class Cut:
+    """Yielded by a stream: drop the connection here, without the chunked terminator (a server whose handler raised
+    mid-stream, e.g. the gpt-oss reference server when its python tool fails)."""
+
+
 class Pause:
     """Yield from a stream generator to sleep (bounded, interruptible) mid-stream."""
 
@@ -269,6 +274,10 @@ def make_handler(app: "HTTPApp"):
                 for item in resp.stream:
                     if app.stopped.is_set():
                         break
+                    if isinstance(item, Cut):
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return
                     if isinstance(item, Pause):
                         app.stopped.wait(item.seconds)
                         continue

@@ -13,6 +13,7 @@ import json
 import secrets
 from typing import Any
 
+from gptoss_doctor import engines
 from gptoss_doctor.check.probes.common import Ctx, Obs, _body_payload, _short, error_message
 from gptoss_doctor.check.probes.responses import _FINAL_EVENTS, _ev_type, _output_text
 
@@ -50,16 +51,24 @@ def _ran_python(items: list[Any]) -> bool:
     return False
 
 
-def _refused(where: str, status: int, text: str) -> Obs:
+def _refused(where: str, status: int, text: str, engine: str = "") -> Obs:
     if status in (404, 405, 501):
         return Obs(FID, "skip", f"{where}: no Responses API (HTTP {status})")
+    profile = engines.get(engine)
+    if status >= 500 and profile.builtin_python:
+        # an engine that runs the python tool itself (the gpt-oss reference server): its tool backend failed
+        return Obs(FID, "fail", f"{where}: HTTP {status} when the model called the python tool: the tool's backend "
+                   f"failed ({_short(text, 80)})", [f"HTTP {status} {_short(text, 200)}"], http_status=status,
+                   fix=profile.fix(FID))
     return Obs(FID, "skip", f"{where}: the server refused the code_interpreter tool (HTTP {status}: "
                f"{_short(text, 120)}); it offers no built-in tools", [f"HTTP {status} {_short(text, 200)}"])
 
 
-def _judge(where: str, ran: bool, answer: str, expected: str, evidence: list[str]) -> Obs:
+def _judge(where: str, ran: bool, answer: str, expected: str, evidence: list[str], engine: str = "") -> Obs:
     if not ran:
-        return Obs(FID, "skip", f"{where}: {NO_TOOL_SERVER}", evidence)
+        why = (f"the model did not call the python tool ({engines.get(engine).label} runs it itself when the "
+               "request declares code_interpreter)") if engines.get(engine).builtin_python else NO_TOOL_SERVER
+        return Obs(FID, "skip", f"{where}: {why}", evidence)
     if expected in answer:
         return Obs(FID, "pass", f"{where}: the python tool ran and the answer uses its output ({expected})", evidence)
     return Obs(FID, "fail", f"{where}: the python tool ran but its output did not reach the model (the answer "
@@ -73,11 +82,15 @@ async def builtin_tools(ctx: Ctx) -> list[Obs]:
     if r.error:
         return [Obs(FID, "error", f"{where}: {r.error_message or r.error}")]
     if not r.ok:
-        return [_refused(where, r.status or 0, error_message(r.json(), r.text))]
-    obj = r.json_object() or {}
-    items = obj.get("output") if isinstance(obj.get("output"), list) else []
-    obs = [_judge(where, _ran_python(items), _output_text(obj), expected,
-                  [f"output items: {', '.join(str(i.get('type')) for i in items if isinstance(i, dict))[:120]}"])]
+        obs = [_refused(where, r.status or 0, error_message(r.json(), r.text), ctx.engine)]
+        if obs[0].status != "fail":  # refused: the streamed request would only repeat that
+            return obs
+    else:
+        obj = r.json_object() or {}
+        items = obj.get("output") if isinstance(obj.get("output"), list) else []
+        obs = [_judge(where, _ran_python(items), _output_text(obj), expected,
+                      [f"output items: {', '.join(str(i.get('type')) for i in items if isinstance(i, dict))[:120]}"],
+                      ctx.engine)]
     if obs[0].status == "skip":  # no tool server: the streamed request would only repeat that
         return obs
     prompt, code, expected = task()
@@ -94,16 +107,17 @@ async def _streamed(ctx: Ctx, prompt: str, expected: str) -> Obs:
                                   until=lambda ev: (ev.event or "") in _FINAL_EVENTS)
     if res.ended == "not_sse":
         r = res.as_response()
-        return _refused(where, r.status or 0, error_message(r.json(), r.text))
+        return _refused(where, r.status or 0, error_message(r.json(), r.text), ctx.engine)
     if res.error and not res.events:
         return Obs(FID, "error", f"{where}: {res.error_message or res.error}")
-    ci_events, text, final_items, outputs = [], [], [], []
+    ci_events, text, final_items, outputs, types = [], [], [], [], []
     for ev in res.events:
         try:
             obj = json.loads(ev.data)
         except ValueError:
             continue
         typ = _ev_type(ev, obj)
+        types.append(typ)
         if typ.startswith("response.code_interpreter_call"):
             ci_events.append(typ)
         elif typ == "response.output_text.delta" and isinstance(obj.get("delta"), str):
@@ -114,11 +128,17 @@ async def _streamed(ctx: Ctx, prompt: str, expected: str) -> Obs:
                 outputs.extend(item["outputs"])
         elif typ in ("response.completed", "response.incomplete") and isinstance(obj.get("response"), dict):
             final_items = obj["response"].get("output") or []
-    answer = "".join(text) or _output_text({"output": final_items})
-    ran = bool(ci_events) or _ran_python(final_items)
     evidence = [f"code_interpreter events: {', '.join(dict.fromkeys(e.split('response.', 1)[1] for e in ci_events))}"
                 if ci_events else "no response.code_interpreter_call* events"]
-    o = _judge(where, ran, answer, expected, evidence)
+    if ci_events and ci_events[-1].endswith(".interpreting") and not any(t in _FINAL_EVENTS for t in types):
+        # the server started the tool and the stream ended there: the tool's backend failed (the reference server
+        # without a Docker daemon, recorded)
+        return Obs(FID, "fail", f"{where}: the stream was cut while the python tool ran ({res.ended} after "
+                   "response.code_interpreter_call.interpreting, no response.completed): the tool's backend failed",
+                   evidence, fix=engines.get(ctx.engine).fix(FID) or "read the server log for the tool's error")
+    answer = "".join(text) or _output_text({"output": final_items})
+    ran = bool(ci_events) or _ran_python(final_items)
+    o = _judge(where, ran, answer, expected, evidence, ctx.engine)
     if o.status == "pass" and not outputs:
         o.detail += " (the code_interpreter_call items carry no outputs: clients cannot show what the tool printed)"
     return o

@@ -68,6 +68,7 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
     deltas: dict[str, list[str]] = {}
     errors: list[str] = []
     after_call: list[str] = []  # text of message items that came after a function_call item
+    negative: list[str] = []  # events whose output_index is below 0
     bad = 0
     for ev in res.events:
         try:
@@ -79,6 +80,8 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
         types.append(t)
         if not isinstance(obj, dict):
             continue
+        if isinstance(obj.get("output_index"), int) and obj["output_index"] < 0:
+            negative.append(t)
         if t in ("error", "response.failed"):
             resp = obj.get("response") if isinstance(obj.get("response"), dict) else obj
             errors.append(error_message(resp, ev.data))
@@ -154,7 +157,60 @@ async def responses_stream(ctx: Ctx) -> list[Obs]:
         obs.append(Obs("probe.responses.reasoning", "warn", f"{what}: no reasoning events in the stream", evidence))
     if bad:
         obs.append(Obs("probe.stream.framing", "fail", f"{what}: {bad} events are not JSON"))
+    obs += _index_obs(ctx, what, negative)
     return obs
+
+
+def _index_obs(ctx: Ctx, what: str, negative: list[str]) -> list[Obs]:
+    """Events with an output_index below 0 (the gpt-oss reference server's first item: recorded)."""
+    if not negative:
+        return []
+    return [Obs("probe.responses.conformance", "warn", f"{what}: {len(negative)} events carry a negative "
+                f"output_index: {', '.join(dict.fromkeys(negative))[:200]}",
+                fix=engines.get(ctx.engine).fix("probe.responses.conformance")
+                or "clients must key streamed output items by item_id, not by output_index")]
+
+
+PLAIN_PROMPT = "Say hello in one short sentence."
+
+
+async def responses_plain(ctx: Ctx) -> list[Obs]:
+    """A plain streamed Responses request (no tools): the chat probe of a server that serves only /v1/responses.
+    Its answer must arrive as output_text and end with response.completed."""
+    what = "POST /v1/responses (plain, stream)"
+    res = await ctx.client.stream("/v1/responses", _body_payload(
+        {"input": PLAIN_PROMPT, "max_output_tokens": TOOL_MAX_TOKENS, "reasoning": {"effort": "low"},
+         "stream": True}, ctx), until=lambda ev: (ev.event or "") in _FINAL_EVENTS)
+    if res.ended == "not_sse":
+        return http_failure("probe.responses", what, res.as_response())
+    if res.error and not res.events:
+        return [Obs("probe.responses", "error", f"{what}: {res.error_message or res.error}")]
+    types, text, negative, kinds = [], [], [], []
+    for ev in res.events:
+        try:
+            obj = json.loads(ev.data)
+        except (ValueError, RecursionError):
+            continue
+        t = _ev_type(ev, obj)
+        types.append(t)
+        if isinstance(obj, dict) and isinstance(obj.get("output_index"), int) and obj["output_index"] < 0:
+            negative.append(t)
+        if t == "response.output_text.delta" and isinstance(obj, dict) and isinstance(obj.get("delta"), str):
+            text.append(obj["delta"])
+        if t == "response.output_item.done" and isinstance(obj, dict) and isinstance(obj.get("item"), dict):
+            kinds.append(str(obj["item"].get("type")))
+    answer = "".join(text).strip()
+    evidence = [f"events: {', '.join(dict.fromkeys(types))[:300]}"]
+    if "response.completed" in types and answer:
+        obs = [Obs("probe.responses", "pass", f"{what}: {_short(answer, 60)!r}, ends with response.completed")]
+    elif "response.completed" in types:
+        got = f"output items: {', '.join(kinds)[:120]}" if kinds else "no output items"
+        obs = [Obs("probe.responses", "fail", f"{what}: completed without any output_text ({got})", evidence)]
+    else:
+        obs = [Obs("probe.responses", "fail", f"{what}: no response.completed event ({res.ended}: "
+                   f"{res.error_message or str(len(types)) + ' events'})", evidence,
+                   fix="read the server log for this request")]
+    return obs + _index_obs(ctx, what, negative)
 
 def _output_text(obj: dict) -> str:
     if isinstance(obj.get("output_text"), str):
