@@ -17,8 +17,9 @@ from typing import Iterator, Optional, Sequence
 import httpx
 import pytest
 
-SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "real"
-VOCAB = Path(__file__).resolve().parents[2] / "shared" / "vocab" / "o200k_base.tiktoken"
+from tests.conftest import RECORDED, VOCAB_NAME, find_vocab
+
+SHARED_REAL = RECORDED  # build_tiny_gptoss.py and make_scripted_gptoss.py, copied from ../shared/real
 
 
 def free_port() -> int:
@@ -109,11 +110,14 @@ def _build(py: str, args: list[str], out: Path) -> Path:
 
 @functools.lru_cache(maxsize=None)
 def tiny_models(py: str, template: str) -> dict[str, Path]:
-    """The tiny random gpt-oss of ../shared/real/build_tiny_gptoss.py and two scripted copies
+    """The tiny random gpt-oss of tests/recorded/build_tiny_gptoss.py and two scripted copies
     (make_scripted_gptoss.py): "random" (garbage output), "hello" (<|channel|>final<|message|>Hello<|return|>)
     and "tool" (a get_weather call). Folder names say gpt-oss, as a user's download would."""
     build, script = SHARED_REAL / "build_tiny_gptoss.py", SHARED_REAL / "make_scripted_gptoss.py"
-    base = _build(py, [str(build), "--vocab", str(VOCAB), "--chat-template", template, "--out"],
+    vocab, why = find_vocab()
+    if vocab is None:
+        pytest.skip(why)
+    base = _build(py, [str(build), "--vocab", str(vocab / VOCAB_NAME), "--chat-template", template, "--out"],
                   cache_dir("gpt-oss-tiny", build, Path(template), py))
     hello = _build(py, [str(script), "--src", str(base), "--out"], cache_dir("gpt-oss-tiny-hello", script, base.name))
     tool = _build(py, [str(script), "--src", str(base), "--reply", TOOL_REPLY, "--out"],
