@@ -52,7 +52,11 @@ def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) ->
         if hint:
             out.note(f"hint: {hint}")
         if json_mode:
-            out.json(command, {"ok": False, "error": {"kind": kind, "message": message, "hint": hint, "exit_code": code}})
+            try:
+                out.json(command, {"ok": False, "error": {"kind": kind, "message": message, "hint": hint,
+                                                          "exit_code": code}})
+            except OSError:  # stdout itself failed (a full disk, /dev/full): the line on stderr is the report
+                silence_stdout()
         raise typer.Exit(code)
     raise typer.Exit(code or 0)
 
