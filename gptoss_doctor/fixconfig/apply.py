@@ -16,7 +16,7 @@ from gptoss_doctor.fixconfig.compare import ABSENT_UPSTREAM, SKIPPED, FileStatus
 from gptoss_doctor.fixconfig.durable import (
     _adopt, _crash_point, _default_mode, _fsync_dir, deferred_signals, mkdirs, owned_by, write_durable,
 )
-from gptoss_doctor.fixconfig.locate import check_state_dir, inside, is_commit, LocalModel, safe_target
+from gptoss_doctor.fixconfig.locate import check_state_dir, inside, is_commit, LocalModel, safe_target, walk_bounded
 from gptoss_doctor.fixconfig.plan import ModelReport
 
 
@@ -270,7 +270,7 @@ def _stage_cache(rep: ModelReport, updates: list[FileStatus], staging: Path, bac
         return os.path.relpath(root / "blobs" / etag, (new_snap / rel).parent)
 
     # A cache written without symlinks (HF_HUB_DISABLE_SYMLINKS, Windows): snapshot files are plain files; keep it so.
-    entries_on_disk = [p for p in old_snap.rglob("*") if not p.is_dir()] if old_snap.is_dir() else []
+    entries_on_disk = [old_snap / r for r in walk_bounded(old_snap)] if old_snap.is_dir() else []
     plain = bool(entries_on_disk) and not any(p.is_symlink() for p in entries_on_disk)
 
     for st in rep.statuses:

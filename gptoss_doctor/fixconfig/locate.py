@@ -270,7 +270,7 @@ def walk_bounded(dirpath: Path, notes: Optional[list[str]] = None) -> list[str]:
     hidden folders left out, at most MAX_DEPTH deep and MAX_LISTED entries (a note says when it stopped)."""
     out: list[str] = []
     stack: list[tuple[Path, str, int]] = [(dirpath, "", 0)]
-    seen = 0
+    seen, too_deep = 0, False
     while stack:
         folder, rel_base, depth = stack.pop()
         try:
@@ -293,8 +293,10 @@ def walk_bounded(dirpath: Path, notes: Optional[list[str]] = None) -> list[str]:
             elif not e.name.startswith("."):
                 if depth + 1 < MAX_DEPTH:
                     stack.append((Path(e.path), rel + "/", depth + 1))
-                elif notes is not None:
-                    notes.append(f"{rel}/ is more than {MAX_DEPTH} folders deep: not listed")
+                elif notes is not None and not too_deep:
+                    too_deep = True
+                    notes.append(f"{rel}/ is more than {MAX_DEPTH} folders deep: not listed (nor any other folder "
+                                 f"that deep)")
     return sorted(out)
 
 
