@@ -136,3 +136,9 @@ def cli(capsys):
         return CliResult(exc.value.code, out, err)
 
     return run
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say once, at the end, why the tests that need the vocabulary were skipped."""
+    if _VOCAB and _VOCAB["result"][0] is None:
+        terminalreporter.write_line(f"vocabulary tests skipped: {_VOCAB['result'][1]}", yellow=True)
