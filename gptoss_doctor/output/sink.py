@@ -181,8 +181,9 @@ class Output:
         self.line(" " * indent + text, style=style, hang=indent + (len(m.group(0)) if m else 2))
 
     def table(self, headers: list[str], rows: list[list[str]]) -> None:
-        """A plain aligned table. When it is wider than the terminal, each row becomes its first cell on a line of
-        its own and the other cells on the next line (wrapped, indented), instead of every row wrapping."""
+        """A plain aligned table. When it is wider than the terminal and its columns before the last take more than
+        half the line, each row becomes its first cell on a line of its own and the other cells on the next line
+        (wrapped, indented), instead of every row wrapping; otherwise only the last column wraps."""
         if self.json_mode:
             return
         cells = [[self._safe(str(c)) for c in r] for r in rows]
@@ -190,13 +191,18 @@ class Output:
         for r in cells:
             for i, c in enumerate(r):
                 widths[i] = max(widths[i], len(c))
-        if self.width and sum(widths) + 2 * (len(widths) - 1) > self.width and len(headers) > 1:
+        lead = sum(widths[:-1]) + 2 * (len(widths) - 1)
+        if self.width and lead + widths[-1] > self.width and lead > self.width // 2 and len(headers) > 1:
             sep = " * " if self.ascii else " · "
-            self.line(headers[0], style="bold")
-            self.line("  " + sep.join(headers[1:]), style="bold")
+            k = 1  # the leading columns that fit on the row's first line (at least the first)
+            while k < len(widths) - 1 and sum(widths[:k + 1]) + 2 * k <= self.width - 10:
+                k += 1
+            head = lambda r: "  ".join(c.ljust(widths[i]) for i, c in enumerate(r[:k])).rstrip()  # noqa: E731
+            self.line(head(headers), style="bold")
+            self.line("  " + sep.join(headers[k:]), style="bold")
             for r in cells:
-                self.line(r[0])
-                self.line("  " + sep.join(c for c in r[1:] if c), hang=4)
+                self.line(head(r))
+                self.line("  " + sep.join(c for c in r[k:] if c), hang=4)
             return
         fmt = lambda r: "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip()  # noqa: E731
         self.line(fmt(headers), style="bold")
