@@ -1,6 +1,6 @@
 """Emulator fidelity: replay the exchanges recorded from a real engine (tests/recorded, copied from ../shared/real)
-against its emulator and compare what a client can see: status, content type, the Server header, JSON shapes (keys and value types, not
-values), SSE framing (event: lines, data: [DONE]) and the shape of the first and last events."""
+against its emulator and compare what a client can see: status, content type, the Server header, JSON shapes (keys
+and value types, not values), SSE framing (event: lines, data: [DONE]) and the shape of the first and last events."""
 
 from __future__ import annotations
 

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.hub.fakehub import NEW_GEN, OLD_GEN
-from tests.test_fixconfig import cache_root, env, folder, folder_state, hub, one_error_line, resolved_eos, run  # noqa: F401
+from tests.test_fixconfig import (  # noqa: F401 - env, folder and hub are the fixtures of test_fixconfig.py
+    cache_root, env, folder, folder_state, hub, one_error_line, resolved_eos, run,
+)
 
 
 def _tree(top: Path) -> list[str]:
