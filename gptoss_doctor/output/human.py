@@ -434,8 +434,10 @@ def fixconfig(out: Output, result) -> None:
         return
     if result.outcome == R.UNCHECKED:
         out.line()
-        out.mark("fail", f"not checked: {', '.join(result.unchecked)}; the other files are up to date")
+        out.mark("fail", f"not checked: {', '.join(result.unchecked)}; nothing else is stale")
         out.detail("replace the link by the file (or compare it yourself), then run fix-config again", indent=2)
+        if result.kept:
+            out.mark("warn", f"modified locally and kept: {', '.join(result.kept)} (replace them with --force)")
     elif result.outcome in (R.UP_TO_DATE, R.KEPT):
         out.line()
         if result.kept:
