@@ -173,3 +173,16 @@ def test_only_compared_regular_files_are_opened(env, folder):
     assert "not a regular file" in r.stdout
     doc = json.loads(run(env, str(folder), "--dry-run", "--json", timeout=30).stdout)
     assert "config.json" in doc["models"][0]["not_checked"]
+
+
+def test_mcp_repo_that_looks_like_an_option_is_a_usage_error(folder):
+    import asyncio
+
+    from tests.test_mcp import _doc, _session  # skipped without the MCP extra
+
+    async def go(session):
+        return _doc(await session.call_tool("fix_config_plan", {"target": str(folder), "repo": "--yes"}))
+
+    doc = asyncio.run(_session(go))
+    assert doc["ok"] is False and doc["error"]["kind"] == "usage" and doc["error"]["exit_code"] == 2, doc
+    assert folder_state(folder) == "old"
