@@ -63,7 +63,7 @@ def validate_repo_id(repo_id: str, what: str = "--repo") -> str:
     if len(parts) != 2 or not all(_REPO_PART.match(x) for x in parts):
         from gptoss_doctor.output.sink import printable
 
-        raise UsageError(f"{what}: {printable(str(repo_id))[:120]!s} is not a Hub repo id",
+        raise UsageError(f"{what}: {printable(str(repo_id))[:120]} is not a Hub repo id",
                          hint="a repo id is owner/name, e.g. openai/gpt-oss-20b")
     return repo_id
 
@@ -163,12 +163,12 @@ def _guess_repo_from_folder(folder: Path) -> tuple[Optional[str], str]:
         text = None if cfg.is_symlink() else _small_text(cfg)
         data = json.loads(text) if text else None
         if isinstance(data, dict) and data.get("model_type") == "gpt_oss":
-                layers = data.get("num_hidden_layers")
-                experts = data.get("num_local_experts")
-                if layers == 24 or experts == 32:
-                    return "openai/gpt-oss-20b", "config.json (24 layers, 32 experts)"
-                if layers == 36 or experts == 128:
-                    return "openai/gpt-oss-120b", "config.json (36 layers, 128 experts)"
+            layers = data.get("num_hidden_layers")
+            experts = data.get("num_local_experts")
+            if layers == 24 or experts == 32:
+                return "openai/gpt-oss-20b", "config.json (24 layers, 32 experts)"
+            if layers == 36 or experts == 128:
+                return "openai/gpt-oss-120b", "config.json (36 layers, 128 experts)"
     except (OSError, ValueError, RecursionError):
         pass
     return None, ""
