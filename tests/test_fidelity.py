@@ -1,6 +1,6 @@
-"""Emulator fidelity: replay the exchanges recorded from a real engine (../shared/real) against its emulator and
-compare what a client can see: status, content type, the Server header, JSON shapes (keys and value types, not
-values), SSE framing (event: lines, data: [DONE]) and the shape of the first and last events."""
+"""Emulator fidelity: replay the exchanges recorded from a real engine (tests/recorded, copied from ../shared/real)
+against its emulator and compare what a client can see: status, content type, the Server header, JSON shapes (keys
+and value types, not values), SSE framing (event: lines, data: [DONE]) and the shape of the first and last events."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import RECORDED
 from tests.emulators import serve
 
-REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "real"
+REAL = RECORDED  # the files of ../shared/real these tests replay, kept in the repository
 TRANSFORMERS = REAL / "transformers-serve-5.23.0" / "captures"
 
 

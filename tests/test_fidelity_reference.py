@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.conftest import RECORDED
+
 import httpx
 import pytest
 
 from tests.emulators import serve
 from tests.test_fidelity import parse_capture, shape
 
-REC = Path(__file__).resolve().parent.parent.parent / "shared" / "real" / "gpt-oss-reference-0.0.9"
+REC = RECORDED / "gpt-oss-reference-0.0.9"  # copied from ../shared/real, kept in the repository
 SKIP = {"scripted/48-responses-debug-metadata", "scripted-fc/02-fc-no-tools-declared",
         "scripted-fc/03-fc-turn2-full-input", "scripted-fc/04-fc-turn2-previous-response-id",
         "scripted-fc/05-fc-turn2-stream", "scripted-py-docker/02-py-no-code-interpreter-tool",

@@ -111,6 +111,8 @@ def test_inventory_and_compare(tmp_path):
         "model-00000-of-00001.safetensors": hf.RemoteFile("model-00000-of-00001.safetensors", 10, "e" * 40,
                                                           lfs_sha256=local["model-00000-of-00001.safetensors"].blob_name),
     }, [])
+    locate.read_compared(model, local, sorted(set(local) & set(remote.files)))  # only what the Hub also has is read
+    assert local["extra.json"].sha1 is None
     st = {s.relpath: s.status for s in compare.compare(model, local, remote)}
     assert st == {"generation_config.json": compare.STALE, "config.json": compare.MODIFIED, "chat_template.jinja": compare.MISSING,
                   "model-00000-of-00001.safetensors": compare.WEIGHT, "extra.json": compare.ABSENT_UPSTREAM}

@@ -244,9 +244,9 @@ def test_a_traceback_ending_in_an_exception_not_named_error_is_read(cli):
     """Recorded transformers serve 5.23.0 log (../shared/real): the traceback ends in huggingface_hub's
     CacheNotFound (no Error suffix); it must be read as the error, not swallow the lines after it, and the 500 access
     lines that differ only in client ports count as one."""
-    from tests.realservers import SHARED_REAL
+    from tests.conftest import RECORDED
 
-    log = SHARED_REAL / "transformers-serve-5.23.0" / "server-logs" / "no-hf-cache-dir.log"
+    log = RECORDED / "transformers-serve-5.23.0" / "server-logs" / "no-hf-cache-dir.log"
     r = cli("explain", "--json", "-f", str(log))
     doc = r.json()
     tb = [e for e in doc["errors"] if e["kind"] == "traceback"]

@@ -111,9 +111,10 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
 
         outdated = [r for r in reports if r.outdated(force)]
         kept = [s.relpath for r in reports for s in r.kept_modified(force)]
+        unchecked = [f"{s.relpath} ({s.reason})" for r in reports for s in r.unchecked]
         apply_with = _cmd(target, repo, revision, "--yes")
         if not outdated:
-            outcome, code = (R.KEPT, 1) if kept else (R.UP_TO_DATE, 0)
+            outcome, code = (R.UNCHECKED, 1) if unchecked else (R.KEPT, 1) if kept else (R.UP_TO_DATE, 0)
         elif dry_run:
             outcome, code = R.DRY_RUN, 1
         elif any(r.blockers for r in outdated):
@@ -133,12 +134,14 @@ def _run(out, target, repo, revision, yes, dry_run, force, restore, backup) -> i
                     raise
                 if not out.json_mode:
                     human.fixconfig_applied(out, r)
-            outcome, code = R.APPLIED, (1 if kept else 0)
+            outcome, code = R.APPLIED, (1 if kept or unchecked else 0)
             if kept:
                 out.note(f"note: modified locally and kept: {', '.join(kept)} (replace them with --force)")
+            if unchecked:
+                out.note(f"note: not checked: {', '.join(unchecked)}")
         else:
             outcome, code = R.DECLINED, 1
-        return emit(out, R.FixConfigRun(reports, outcome, code, kept, apply_with))
+        return emit(out, R.FixConfigRun(reports, outcome, code, kept, apply_with, unchecked))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -16,7 +16,7 @@ from gptoss_doctor.fixconfig.compare import ABSENT_UPSTREAM, SKIPPED, FileStatus
 from gptoss_doctor.fixconfig.durable import (
     _adopt, _crash_point, _default_mode, _fsync_dir, deferred_signals, mkdirs, owned_by, write_durable,
 )
-from gptoss_doctor.fixconfig.locate import inside, is_commit, LocalModel, safe_target
+from gptoss_doctor.fixconfig.locate import check_state_dir, inside, is_commit, LocalModel, safe_target, walk_bounded
 from gptoss_doctor.fixconfig.plan import ModelReport
 
 
@@ -30,20 +30,26 @@ def locked(model: LocalModel) -> Iterator[None]:
     """One fix-config at a time per model copy (an advisory lock in its state folder)."""
     import fcntl
 
+    check_state_dir(model)
+    lock = model.state_dir / "lock"
     try:
         mkdirs(model.state_dir)
-        fh = open(model.state_dir / "lock", "a+")
-        _adopt(model.state_dir / "lock")
+        # O_NOFOLLOW: a (dangling) symlink named lock must not create or open a file wherever it points
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
     except PermissionError as exc:
         raise UsageError(f"{model.root} is read-only: cannot refresh files there", hint="nothing was changed") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot use the lock file {lock}: {exc.strerror or exc} (a symlink is never followed)",
+                         hint="nothing was changed; remove it") from exc
     try:
+        _adopt(lock)
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             raise UsageError(f"another fix-config is working on {model.root}; try again when it is done") from exc
         yield
     finally:
-        fh.close()
+        os.close(fd)
 
 def _inside_root(root: Path, rel: str) -> Path:
     p = Path(os.path.normpath(root / rel))
@@ -82,6 +88,7 @@ def run_journal(model: LocalModel, journal: dict) -> None:
 
 def recover(model: LocalModel, dry_run: bool) -> Optional[str]:
     """Finish an apply that was interrupted after its journal was written."""
+    check_state_dir(model)  # a linked state folder is refused before anything in it is read or removed
     jp = _journal_path(model)
     if not jp.exists():
         if not dry_run and (model.state_dir / "staging").exists():
@@ -263,7 +270,7 @@ def _stage_cache(rep: ModelReport, updates: list[FileStatus], staging: Path, bac
         return os.path.relpath(root / "blobs" / etag, (new_snap / rel).parent)
 
     # A cache written without symlinks (HF_HUB_DISABLE_SYMLINKS, Windows): snapshot files are plain files; keep it so.
-    entries_on_disk = [p for p in old_snap.rglob("*") if not p.is_dir()] if old_snap.is_dir() else []
+    entries_on_disk = [old_snap / r for r in walk_bounded(old_snap)] if old_snap.is_dir() else []
     plain = bool(entries_on_disk) and not any(p.is_symlink() for p in entries_on_disk)
 
     for st in rep.statuses:

@@ -11,19 +11,23 @@ from typing import Optional
 from gptoss_doctor.errors import UsageError
 from gptoss_doctor.fixconfig.apply import _rel, _stage_file, _write_journal, locked, run_journal
 from gptoss_doctor.fixconfig.durable import _adopt, _default_mode, deferred_signals, mkdirs, owned_by
-from gptoss_doctor.fixconfig.locate import inside, LocalModel, safe_target
+from gptoss_doctor.fixconfig.locate import check_state_dir, inside, LocalModel, MAX_META, safe_target
+from gptoss_doctor.fsread import read_capped, Unreadable
 
 
 def list_backups(model: LocalModel) -> list[dict]:
+    check_state_dir(model)
     out = []
     bdir = model.state_dir / "backups"
     if not bdir.is_dir():
         return out
     for d in sorted(bdir.iterdir()):
         try:
-            out.append(json.loads((d / "manifest.json").read_text()))
-        except (OSError, ValueError):
+            manifest = json.loads(read_capped(d / "manifest.json", MAX_META, follow_symlinks=False))
+        except (Unreadable, OSError, ValueError, RecursionError):
             continue
+        if isinstance(manifest, dict) and isinstance(manifest.get("id"), str):
+            out.append(manifest)
     return out
 
 def _restore_locked(model: LocalModel, backup_id: Optional[str]) -> dict:

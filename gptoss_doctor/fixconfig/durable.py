@@ -42,19 +42,39 @@ def _fsync_dir(path: Path) -> None:
 # the copy's owner, so that user can still update or delete it later. Set per model by ``owned_by``.
 _OWNER: Optional[tuple[int, int]] = None
 
+# The copy being written (set by ``owned_by``): no folder under it is created or written through a symlink.
+_ROOT: Optional[Path] = None
+
 @contextmanager
 def owned_by(root: Path) -> Iterator[None]:
-    global _OWNER
-    prev = _OWNER
+    global _OWNER, _ROOT
+    prev, prev_root = _OWNER, _ROOT
     try:
         st = root.stat()
         _OWNER = (st.st_uid, st.st_gid) if os.geteuid() == 0 and (st.st_uid, st.st_gid) != (0, 0) else None
     except (OSError, AttributeError):
         _OWNER = None
+    _ROOT = root
     try:
         yield
     finally:
-        _OWNER = prev
+        _OWNER, _ROOT = prev, prev_root
+
+def _refuse_links(path: Path) -> None:
+    """Inside the copy being written, no folder on the way to ``path`` (``path`` included) may be a symlink."""
+    if _ROOT is None:
+        return
+    try:
+        rel = path.relative_to(_ROOT)
+    except ValueError:
+        return
+    cur = _ROOT
+    for part in rel.parts:
+        cur = cur / part
+        if cur.is_symlink():
+            from gptoss_doctor.errors import UsageError
+
+            raise UsageError(f"refusing to write through a symlinked folder: {cur}", hint="nothing was changed")
 
 def _adopt(path: Path) -> None:
     if _OWNER is not None:
@@ -64,7 +84,8 @@ def _adopt(path: Path) -> None:
             pass
 
 def mkdirs(path: Path) -> None:
-    """``mkdir -p`` that hands each new folder to the copy's owner."""
+    """``mkdir -p`` that hands each new folder to the copy's owner (never through a symlink inside the copy)."""
+    _refuse_links(path)
     missing = []
     p = path
     while not p.exists():

@@ -13,7 +13,7 @@ from typing import Optional
 
 from gptoss_doctor import settings
 from gptoss_doctor.errors import UsageError
-
+from gptoss_doctor.fsread import read_capped, Unreadable
 
 
 KNOWN_REPOS = ("openai/gpt-oss-20b", "openai/gpt-oss-120b")
@@ -43,6 +43,37 @@ STATE_DIR_CACHE = ".gptoss-doctor"  # inside models--org--name/ of the HF cache
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+# The Hub's rule for a repo id (huggingface_hub.utils.validate_repo_id): owner/name, letters, digits, '-', '_', '.';
+# no '--' or '..'; '-' and '.' neither start nor end a part; at most 96 characters.
+_REPO_PART = re.compile(r"^(?![-.])(?!.*(?:--|\.\.))[\w.-]{1,96}(?<![-.])$", re.ASCII)
+
+MAX_SMALL_FILE = 64 << 20  # the largest file compared (gpt-oss's tokenizer.json is 27 MiB); larger: not read
+
+MAX_META = 64 << 10  # refs, HF metadata files, a config.json read to guess the repo
+
+MAX_LISTED = 5000  # entries listed in one copy (a folder symlinked to / stops here)
+
+MAX_DEPTH = 8  # folder depth listed (gpt-oss copies are at most two deep)
+
+
+def validate_repo_id(repo_id: str, what: str = "--repo") -> str:
+    """``repo_id`` if it is a valid Hub repo id (owner/name), else a UsageError (exit 2) for every caller."""
+    parts = repo_id.split("/") if isinstance(repo_id, str) else []
+    if len(parts) != 2 or not all(_REPO_PART.match(x) for x in parts):
+        from gptoss_doctor.output.sink import printable
+
+        raise UsageError(f"{what}: {printable(str(repo_id))[:120]} is not a Hub repo id",
+                         hint="a repo id is owner/name, e.g. openai/gpt-oss-20b")
+    return repo_id
+
+
+def _small_text(path: Path) -> Optional[str]:
+    """A small metadata file's text (refs, HF metadata, a config.json), or None (missing, FIFO, too large, ...)."""
+    try:
+        return read_capped(path, MAX_META).decode("utf-8", "replace")
+    except Unreadable:
+        return None
 
 def is_weight(relpath: str) -> bool:
     p = relpath.lower()
@@ -94,10 +125,7 @@ def _repo_id_from_folder_name(name: str) -> Optional[str]:
     return "/".join(parts) if parts and all(parts) else None
 
 def _read_ref(root: Path, ref: str) -> Optional[str]:
-    try:
-        text = (root / "refs" / ref).read_text().strip()
-    except OSError:
-        return None
+    text = (_small_text(root / "refs" / ref) or "").strip()
     return text if is_commit(text) else None
 
 def _cache_model(root: Path, repo_override: Optional[str], snapshot: Optional[str] = None) -> LocalModel:
@@ -132,39 +160,36 @@ def _guess_repo_from_folder(folder: Path) -> tuple[Optional[str], str]:
             return rid, "folder name"
     cfg = folder / "config.json"
     try:
-        if cfg.is_file() and not cfg.is_symlink():
-            data = json.loads(cfg.read_text(encoding="utf-8"))
-            if data.get("model_type") == "gpt_oss":
-                layers = data.get("num_hidden_layers")
-                experts = data.get("num_local_experts")
-                if layers == 24 or experts == 32:
-                    return "openai/gpt-oss-20b", "config.json (24 layers, 32 experts)"
-                if layers == 36 or experts == 128:
-                    return "openai/gpt-oss-120b", "config.json (36 layers, 128 experts)"
-    except (OSError, ValueError):
+        text = None if cfg.is_symlink() else _small_text(cfg)
+        data = json.loads(text) if text else None
+        if isinstance(data, dict) and data.get("model_type") == "gpt_oss":
+            layers = data.get("num_hidden_layers")
+            experts = data.get("num_local_experts")
+            if layers == 24 or experts == 32:
+                return "openai/gpt-oss-20b", "config.json (24 layers, 32 experts)"
+            if layers == 36 or experts == 128:
+                return "openai/gpt-oss-120b", "config.json (36 layers, 128 experts)"
+    except (OSError, ValueError, RecursionError):
         pass
     return None, ""
 
 def _folder_commit(folder: Path) -> Optional[str]:
     """Commit recorded by ``hf download --local-dir`` for generation_config.json, if any."""
     meta = folder / ".cache" / "huggingface" / "download" / "generation_config.json.metadata"
-    try:
-        first = meta.read_text().splitlines()[0].strip()
-    except (OSError, IndexError):
-        return None
+    lines = (_small_text(meta) or "").splitlines()
+    first = lines[0].strip() if lines else ""
     return first if is_commit(first) else None
 
 def local_dir_etag(folder: Path, relpath: str) -> Optional[str]:
     """The ETag that ``hf download --local-dir`` recorded for a file (its hash when downloaded)."""
     meta = folder / ".cache" / "huggingface" / "download" / (relpath + ".metadata")
-    try:
-        lines = meta.read_text().splitlines()
-        return lines[1].strip() if len(lines) > 1 else None
-    except OSError:
-        return None
+    lines = (_small_text(meta) or "").splitlines()
+    return lines[1].strip() if len(lines) > 1 else None
 
 def find_models(target: Optional[str], repo: Optional[str] = None) -> list[LocalModel]:
     """Resolve the command's argument to model copies on disk."""
+    if repo is not None:
+        validate_repo_id(repo)
     cache = settings.hf_hub_cache()
     if target is None:
         if not cache.is_dir():
@@ -199,6 +224,7 @@ def find_models(target: Optional[str], repo: Optional[str] = None) -> list[Local
         return [LocalModel(kind="folder", root=path, repo_id=rid, repo_source=how, commit=_folder_commit(path))]
 
     if re.match(r"^[\w.-]+/[\w.-]+$", target) and not target.startswith((".", "/")):
+        validate_repo_id(target, "repo id")
         root = cache / settings.repo_folder_name(target)
         if not (root / "snapshots").is_dir():
             raise UsageError(
@@ -239,22 +265,63 @@ def safe_target(root: Path, relpath: str) -> Path:
             raise UsageError(f"refusing to write through a symlinked folder: {cur}")
     return root / rel
 
-def _walk(dirpath: Path) -> list[str]:
-    out = []
-    for base, dirs, files in os.walk(dirpath, followlinks=False):
-        rel_base = Path(base).relative_to(dirpath)
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for f in files:
-            rel = (rel_base / f).as_posix()
-            if rel.startswith("./"):
-                rel = rel[2:]
-            out.append(rel)
+def walk_bounded(dirpath: Path, notes: Optional[list[str]] = None) -> list[str]:
+    """Relative paths of the files under ``dirpath``: iterative (no recursion limit), never into a symlinked folder,
+    hidden folders left out, at most MAX_DEPTH deep and MAX_LISTED entries (a note says when it stopped)."""
+    out: list[str] = []
+    stack: list[tuple[Path, str, int]] = [(dirpath, "", 0)]
+    seen, too_deep = 0, False
+    while stack:
+        folder, rel_base, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > MAX_LISTED:
+                if notes is not None:
+                    notes.append(f"stopped listing after {MAX_LISTED} entries: files beyond were not compared")
+                return sorted(out)
+            rel = rel_base + e.name
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if not is_dir:
+                out.append(rel)
+            elif not e.name.startswith("."):
+                if depth + 1 < MAX_DEPTH:
+                    stack.append((Path(e.path), rel + "/", depth + 1))
+                elif notes is not None and not too_deep:
+                    too_deep = True
+                    notes.append(f"{rel}/ is more than {MAX_DEPTH} folders deep: not listed (nor any other folder "
+                                 f"that deep)")
     return sorted(out)
 
+
+def _link_inside(model: LocalModel, p: Path) -> tuple[bool, Path]:
+    """Whether the symlink ``p`` (and the chain it starts) ends inside the copy, and its written target.
+
+    In the Hugging Face cache ``blobs/`` may itself be a link to another disk (a common layout): a snapshot link into
+    ``blobs/`` is inside when it ends inside the folder ``blobs/`` points at."""
+    target = Path(os.path.normpath(p.parent / os.readlink(p)))
+    limit = Path(os.path.normpath(model.root if model.kind == "cache" else model.files_dir))
+    real = Path(os.path.realpath(p))  # a chain of links must end inside too
+    if not inside(limit, target):
+        return False, target
+    if inside(Path(os.path.realpath(limit)), real):
+        return True, target
+    blobs = limit / "blobs"
+    ok = model.kind == "cache" and inside(blobs, target) and inside(Path(os.path.realpath(blobs)), real)
+    return ok, target
+
+
 def inventory(model: LocalModel) -> dict[str, LocalFile]:
-    """Every file of interest in the local copy (weights by name only; never opened)."""
+    """Every file of interest in the local copy, by name and ``stat`` only: nothing is opened here (weights never;
+    the files the Hub also has are read later by ``read_compared``)."""
     d = model.files_dir
-    names = set(_walk(d)) if d.is_dir() else set()
+    names = set(walk_bounded(d, model.notes)) if d.is_dir() and not d.is_symlink() else set()
     names |= set(CORE_FILES)
     result: dict[str, LocalFile] = {}
     for rel in sorted(names):
@@ -267,10 +334,8 @@ def inventory(model: LocalModel) -> dict[str, LocalFile]:
             continue
         try:
             if p.is_symlink():
-                target = Path(os.path.normpath(p.parent / os.readlink(p)))
-                limit = Path(os.path.normpath(model.root if model.kind == "cache" else d))
-                real = Path(os.path.realpath(p))  # a chain of links must end inside too
-                if not inside(limit, target) or not inside(Path(os.path.realpath(limit)), real):
+                ok, target = _link_inside(model, p)
+                if not ok:
                     lf.problem = "symlink leading out of the model folder (not followed, not touched)"
                     result[rel] = lf
                     continue
@@ -287,11 +352,43 @@ def inventory(model: LocalModel) -> dict[str, LocalFile]:
             lf.mode = st.st_mode & 0o7777
             if model.kind == "folder":
                 lf.recorded = local_dir_etag(d, rel)
-            if not is_weight(rel):
-                data = p.read_bytes()
-                lf.sha1 = git_blob_sha1(data)
-                lf.sha256 = sha256_bytes(data)
         except OSError as exc:
             lf.problem = f"unreadable: {exc.strerror or exc}"
         result[rel] = lf
     return result
+
+
+def read_compared(model: LocalModel, local: dict[str, LocalFile], relpaths) -> dict[str, bytes]:
+    """Read and hash the local files that are compared (non-weight files the Hub also has): regular files only,
+    at most MAX_SMALL_FILE each; anything else gets a ``problem`` (skipped, reported as not checked)."""
+    data: dict[str, bytes] = {}
+    for rel in relpaths:
+        lf = local.get(rel)
+        if lf is None or not lf.exists or lf.problem or is_weight(rel):
+            continue
+        try:
+            content = read_capped(model.files_dir / rel, MAX_SMALL_FILE)
+        except Unreadable as exc:
+            lf.problem = str(exc)
+            continue
+        lf.sha1 = git_blob_sha1(content)
+        lf.sha256 = sha256_bytes(content)
+        lf.size = len(content)
+        data[rel] = content
+    return data
+
+
+def check_state_dir(model: LocalModel) -> None:
+    """The state folder (lock, journal, backups, staging) must be a real folder inside the copy: refuse any symlink
+    on the way (``.cache``, ``gptoss-doctor``, ``backups``, ``staging``, ``lock``, ``journal.json``), never follow."""
+    rel = Path(os.path.relpath(model.state_dir, model.root))
+    cur = model.root
+    for part in rel.parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise UsageError(f"refusing to use {cur}: it is a symlink (fix-config never writes through a link)",
+                             hint="nothing was changed; remove the link (fix-config recreates the folder)")
+    for name in ("backups", "staging", "lock", "journal.json"):
+        if (cur / name).is_symlink():
+            raise UsageError(f"refusing to use {cur / name}: it is a symlink (fix-config never writes through a link)",
+                             hint="nothing was changed; remove the link")

@@ -13,10 +13,13 @@ from gptoss_doctor import settings
 from gptoss_doctor.errors import UsageError
 from gptoss_doctor.redact import redact
 from gptoss_doctor.fixconfig.compare import (
-    MISSING, MODIFIED, STALE, UP_TO_DATE, WEIGHT, compare, eos_change, FileStatus, text_diff,
+    MISSING, MODIFIED, SKIPPED, STALE, UP_TO_DATE, WEIGHT, compare, eos_change, FileStatus, text_diff,
 )
 from gptoss_doctor.fixconfig.hub import download_verified, fetch_remote, RemoteState
-from gptoss_doctor.fixconfig.locate import CORE_FILES, inside, inventory, LocalModel
+from gptoss_doctor.fixconfig.locate import (
+    CORE_FILES, inside, inventory, is_weight, LocalModel, MAX_META, read_compared,
+)
+from gptoss_doctor.fsread import read_capped, Unreadable
 
 
 @dataclass
@@ -42,6 +45,13 @@ class ModelReport:
         """Cache copy whose snapshot is not the Hub commit: a new snapshot + ref switch is needed."""
         m = self.model
         return m.kind == "cache" and self.remote is not None and m.commit != self.remote.commit
+
+    @property
+    def unchecked(self) -> list[FileStatus]:
+        """Files the Hub has (or every copy needs) that were skipped, so never compared: a copy with one of these
+        is not "up to date" (weights are never read, so they are not counted)."""
+        return [s for s in self.statuses if s.status == SKIPPED and not is_weight(s.relpath)
+                and (s.remote is not None or s.relpath in CORE_FILES)]
 
     def kept_modified(self, force: bool) -> list[FileStatus]:
         return [] if force else [s for s in self.statuses if s.status == MODIFIED]
@@ -79,6 +89,7 @@ class ModelReport:
             ],
             "eos_token_id": self.eos,
             "blockers": self.blockers,
+            "not_checked": [s.relpath for s in self.unchecked],
             "recovered_interrupted_apply": self.recovered,
             "applied": self.applied,
             "backup_id": self.backup_id,
@@ -104,6 +115,7 @@ def build_report(model: LocalModel, revision: str, scratch: Path) -> ModelReport
     local = inventory(model)
     paths = sorted(set(local) | set(CORE_FILES))
     rep.remote = fetch_remote(model.repo_id, revision, paths)
+    content = read_compared(model, local, sorted(set(local) & set(rep.remote.files)))  # only what is compared
     rep.statuses = compare(model, local, rep.remote)
     for st in rep.statuses:
         if st.status == WEIGHT and st.remote is not None and st.local and st.local.blob_name \
@@ -116,19 +128,34 @@ def build_report(model: LocalModel, revision: str, scratch: Path) -> ModelReport
             continue
         data = download_verified(model.repo_id, rep.remote.commit, st.remote, scratch)
         rep.new_content[st.relpath] = data
-        old = None
-        if st.local is not None and st.local.exists:
-            old = (model.files_dir / st.relpath).read_bytes()
+        old = content.get(st.relpath)
+        if old is not None:
             rep.old_content[st.relpath] = old
         rep.diffs[st.relpath] = text_diff(st.relpath, old, data, rep.remote.commit)
         if st.relpath == "generation_config.json":
             rep.eos = eos_change(old, data)
     if rep.eos is None:
         gc = next((s for s in rep.statuses if s.relpath == "generation_config.json"), None)
-        if gc and gc.local and gc.local.exists and gc.status == UP_TO_DATE:
-            data = (model.files_dir / "generation_config.json").read_bytes()
+        if gc and gc.status == UP_TO_DATE and "generation_config.json" in content:
+            data = content["generation_config.json"]
             rep.eos = eos_change(data, data)
+    _refusals(rep)
     return rep
+
+
+def _refusals(rep: ModelReport) -> None:
+    """What makes a refresh of a cache copy unsafe: it would write through a relocated ``blobs/``, or build a new
+    snapshot carrying a file that was never compared."""
+    model = rep.model
+    if model.kind != "cache" or not (rep.to_update(True) or rep.needs_snapshot):
+        return
+    blobs = model.root / "blobs"
+    if blobs.is_symlink():
+        rep.blockers.append(f"{blobs} is a symlink to {os.path.realpath(blobs)}: fix-config does not write through "
+                            f"it (use: hf download {model.repo_id} --include '*.json' '*.jinja')")
+    if rep.needs_snapshot:
+        for st in rep.unchecked:
+            rep.blockers.append(f"{st.relpath} was not checked ({st.reason}); refusing to carry it into a new snapshot")
 
 def local_eos_hint(model: LocalModel) -> Optional[str]:
     """Offline: what the local generation_config.json alone says."""
@@ -136,8 +163,10 @@ def local_eos_hint(model: LocalModel) -> Optional[str]:
     try:
         if p.is_symlink() and not inside(Path(os.path.normpath(model.root)), Path(os.path.normpath(p.parent / os.readlink(p)))):
             return None
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_capped(p, MAX_META))
+    except (OSError, Unreadable, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
         return None
     eos = data.get("eos_token_id")
     eos = eos if isinstance(eos, list) else [eos]

@@ -10,6 +10,7 @@ from gptoss_doctor.results import CommandResult, InfoResult
 
 # how a compare-and-refresh run ended, for the summary line
 UP_TO_DATE, KEPT, DRY_RUN, DECLINED, BLOCKED, APPLIED = "up-to-date", "kept", "dry-run", "declined", "blocked", "applied"
+UNCHECKED = "not-checked"  # nothing stale among the files compared, but some were never compared (skipped)
 
 
 @dataclass
@@ -22,6 +23,7 @@ class FixConfigRun(CommandResult):
     code: int = 0
     kept: list[str] = field(default_factory=list)  # files modified locally and left alone
     apply_with: str = ""  # the command line that applies the changes
+    unchecked: list[str] = field(default_factory=list)  # "file (why)" of files skipped, so never compared
 
     @property
     def exit_code(self) -> int:

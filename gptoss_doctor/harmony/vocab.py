@@ -166,23 +166,72 @@ def _store_own_cache(data: bytes) -> None:
 
 
 DOWNLOAD_LIMIT = 16 << 20  # o200k_base.tiktoken is ~3.6 MB
-DOWNLOAD_DEADLINE = 60.0
+DOWNLOAD_DEADLINE = 15.0  # the whole download (connecting: at most 5 s); GPTOSS_DOCTOR_VOCAB_TIMEOUT overrides
+RETRY_AFTER = 3600.0  # a failed download is not tried again for an hour (remembered next to the cache file)
 DETOKENIZE_DEADLINE = 10.0  # for all IDs together, whatever the server does
 DETOKENIZE_MAX_IDS = 64
 
 
+def download_deadline() -> float:
+    try:
+        return max(0.5, float(os.environ.get("GPTOSS_DOCTOR_VOCAB_TIMEOUT", DOWNLOAD_DEADLINE)))
+    except ValueError:
+        return DOWNLOAD_DEADLINE
+
+
+def _failure_marker() -> Path:
+    return own_cache_file().with_name(FILE_NAME + ".download-failed")
+
+
+def _recent_failure() -> str | None:
+    """Why the last download failed, if that was less than RETRY_AFTER ago (later runs do not wait again)."""
+    import time
+
+    marker = _failure_marker()
+    try:
+        age = time.time() - marker.stat().st_mtime
+        if not 0 <= age < RETRY_AFTER:
+            return None
+        from gptoss_doctor.fsread import read_capped
+
+        why = read_capped(marker, 512).decode("utf-8", "replace").strip()
+    except Exception:  # noqa: BLE001 - no marker (or an unreadable one): try the download
+        return None
+    return f"the download failed {int(age // 60)} min ago ({why}); not retried for an hour (delete {marker} to retry)"
+
+
+def _remember_failure(why: str) -> None:
+    marker = _failure_marker()
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(why[:200] + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
 def _download() -> bytes:
-    """The vocabulary from its URL, with the same capped, deadlined client as ``check`` (whole-request deadline)."""
+    """The vocabulary from its URL, with the same capped, deadlined client as ``check`` (whole-request deadline,
+    connecting within 5 s), announced by one line on stderr so that a wait is never silent."""
     import asyncio
+    import sys
 
     from gptoss_doctor.net.http import Client
 
     url = os.environ.get("GPTOSS_DOCTOR_VOCAB_URL", O200K_URL)
     base, _, path = url.partition("://")
     host, _, rest = path.partition("/")
+    deadline = download_deadline()
+    try:
+        from gptoss_doctor.output.sink import printable
+
+        sys.stderr.write(printable(f"note: downloading the o200k vocabulary (3.6 MB, once) from {url}, at most "
+                                   f"{deadline:g} s; GPTOSS_DOCTOR_OFFLINE=1 skips this") + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
     async def run() -> bytes:
-        async with Client(f"{base}://{host}", timeout=DOWNLOAD_DEADLINE, json_limit=DOWNLOAD_LIMIT) as c:
+        async with Client(f"{base}://{host}", timeout=deadline, json_limit=DOWNLOAD_LIMIT) as c:
             r = await c.get("/" + rest, auth=False)
             if not r.ok:
                 raise OSError(r.describe())
@@ -254,7 +303,10 @@ def lookup(ids: list[int], *, explicit: str | None = None, url: str | None = Non
            allow_download: bool = True, api_key: str | None = None) -> Resolved:
     """Bytes (or server text) of regular token IDs, from the first source that has them."""
     data, label, notes = load_verified(explicit)
-    if data is None and allow_download and not settings.offline():
+    recent = _recent_failure() if data is None and allow_download and not settings.offline() else None
+    if recent:
+        notes.append(recent)
+    elif data is None and allow_download and not settings.offline():
         try:
             fetched = _download()
             if hashlib.sha256(fetched).hexdigest() == O200K_SHA256:
@@ -262,8 +314,10 @@ def lookup(ids: list[int], *, explicit: str | None = None, url: str | None = Non
                 data, label = fetched, "downloaded from " + os.environ.get("GPTOSS_DOCTOR_VOCAB_URL", O200K_URL)
             else:
                 notes.append("downloaded vocabulary failed its sha256 check; not used")
+                _remember_failure("the file failed its sha256 check")
         except Exception as exc:  # noqa: BLE001 - any network failure just means "not this source"
             notes.append(f"download failed: {type(exc).__name__}: {str(exc)[:120]}")
+            _remember_failure(f"{type(exc).__name__}: {str(exc)[:120]}")
     if data is not None:
         return Resolved(_ranks_from_bytes(data, ids), label, label.split(": ", 1)[-1], notes)
     if url:

@@ -359,7 +359,7 @@ def _entry(out: Output, e) -> None:
 
 def kb_list(out: Output, result) -> None:
     out.table(["id", "engines", "origin", "title"],
-              [[e.id, ",".join(e.engines), e.origin, e.title] for e in result.entries])
+              [[e.id, ", ".join(e.engines), e.origin, e.title] for e in result.entries])
     out.line()
     out.line(f"{len(result.entries)} entries")
 
@@ -490,7 +490,7 @@ def fixconfig_model(out: Output, rep) -> None:
         out.mark(FIX_STATUS_MARK.get(s.status, "info"), text, indent=2)
         for line in rep.diffs.get(s.relpath, []):
             out.detail(line, indent=6)
-    if m.kind == "cache" and rep.needs_snapshot and not rep.to_update(False):
+    if m.kind == "cache" and rep.needs_snapshot and not rep.to_update(False) and not rep.unchecked:
         out.mark("warn", f"refs/{m.ref or 'main'} points at {_short(m.commit)}; the Hub is at {_short(rep.remote.commit)} (files identical)", indent=2)
     if m.pinned_snapshot and rep.needs_snapshot:
         out.detail(f"note: you named snapshots/{_short(m.commit)}; a fix writes snapshots/{_short(rep.remote.commit)} — point your server at the repo id or the new path", indent=2)
@@ -540,7 +540,13 @@ def fixconfig(out: Output, result) -> None:
         if result.restored:
             out.mark("pass", f"restored backup {result.restored} in {result.root}; restart the servers that use it")
         return
-    if result.outcome in (R.UP_TO_DATE, R.KEPT):
+    if result.outcome == R.UNCHECKED:
+        out.line()
+        out.mark("fail", f"not checked: {', '.join(result.unchecked)}; nothing else is stale")
+        out.detail("replace the link by the file (or compare it yourself), then run fix-config again", indent=2)
+        if result.kept:
+            out.mark("warn", f"modified locally and kept: {', '.join(result.kept)} (replace them with --force)")
+    elif result.outcome in (R.UP_TO_DATE, R.KEPT):
         out.line()
         if result.kept:
             out.mark("warn", f"modified locally and kept: {', '.join(result.kept)} (replace them with --force; a "

@@ -122,22 +122,23 @@ class Output:
             return text.encode(enc, "replace").decode(enc, "replace")
         return text
 
-    def _wrap(self, text: str, hang: int) -> list[str]:
-        """Physical lines of ``text`` at the terminal width, broken at word boundaries, continuation lines
-        indented by ``hang`` (long URLs and paths are kept whole rather than cut)."""
-        if not self.width or len(text) <= self.width:
+    def _wrap(self, text: str, hang: int, width: int | None = None) -> list[str]:
+        """Physical lines of ``text`` at the terminal width (``width``: another stream's), broken at word
+        boundaries, continuation lines indented by ``hang`` (long URLs and paths are kept whole rather than cut)."""
+        width = width or self.width
+        if not width or len(text) <= width:
             return [text]
         import textwrap
 
         lead = len(text) - len(text.lstrip(" "))
-        indent = min(hang, self.width // 2)
+        indent = min(hang, width // 2)
         # a word wider than the line (a server's one-word JSON) is cut into line-wide pieces, unless it is a URL or
         # a path, kept whole so it stays usable; two pieces never fit on one line, so no space shows between them
-        room = max(1, self.width - max(indent, lead))
+        room = max(1, width - max(indent, lead))
         words = [" ".join(w[i:i + room] for i in range(0, len(w), room))
                  if len(w) > room and not w.startswith(("http://", "https://", "/", "~/", "./")) else w
                  for w in text.lstrip(" ").split(" ")]
-        lines = textwrap.wrap(" ".join(words), self.width, initial_indent=" " * lead,
+        lines = textwrap.wrap(" ".join(words), width, initial_indent=" " * lead,
                               subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False)
         return lines or [text]
 
@@ -183,7 +184,9 @@ class Output:
         self.line(" " * indent + text, style=style, hang=indent + (len(m.group(0)) if m else 2))
 
     def table(self, headers: list[str], rows: list[list[str]]) -> None:
-        """A plain aligned table; identical on a terminal and in a pipe."""
+        """A plain aligned table. When it is wider than the terminal and its columns before the last take more than
+        half the line, each row becomes its first cell on a line of its own and the other cells on the next line
+        (wrapped, indented), instead of every row wrapping; otherwise only the last column wraps."""
         if self.json_mode:
             return
         cells = [[self._safe(str(c)) for c in r] for r in rows]
@@ -191,6 +194,19 @@ class Output:
         for r in cells:
             for i, c in enumerate(r):
                 widths[i] = max(widths[i], len(c))
+        lead = sum(widths[:-1]) + 2 * (len(widths) - 1)
+        if self.width and lead + widths[-1] > self.width and lead > self.width // 2 and len(headers) > 1:
+            sep = " * " if self.ascii else " · "
+            k = 1  # the leading columns that fit on the row's first line (at least the first)
+            while k < len(widths) - 1 and sum(widths[:k + 1]) + 2 * k <= self.width - 10:
+                k += 1
+            head = lambda r: "  ".join(c.ljust(widths[i]) for i, c in enumerate(r[:k])).rstrip()  # noqa: E731
+            self.line(head(headers), style="bold")
+            self.line("  " + sep.join(headers[k:]), style="bold")
+            for r in cells:
+                self.line(head(r))
+                self.line("  " + sep.join(c for c in r[k:] if c), hang=4)
+            return
         fmt = lambda r: "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip()  # noqa: E731
         self.line(fmt(headers), style="bold")
         for r in cells:
@@ -198,8 +214,12 @@ class Output:
 
     # -- diagnostics (stderr) -------------------------------------------------
     def note(self, text: str) -> None:
-        """A diagnostic line on stderr (shown in JSON mode too)."""
-        self.stderr.write(printable(text) + "\n")
+        """A diagnostic line on stderr (shown in JSON mode too), wrapped at the terminal width (or COLUMNS) with the
+        continuation lines under the text after its "error: " / "hint: " label."""
+        text = printable(text)
+        m = re.match(r"[a-z ]{2,12}: ", text)
+        self.stderr.write("\n".join(self._wrap(text, len(m.group(0)) if m else 2, terminal_width(self.stderr)))
+                          + "\n")
         self.stderr.flush()
 
     @contextmanager

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from gptoss_doctor.scan.model import Finding, Skipped
+from gptoss_doctor.scan.read import MAX_FILE, Unreadable, read_capped
 from gptoss_doctor.scan.rules import _finding
 
 PACKAGES = ("vllm", "sglang", "lmdeploy", "tensorrt-llm", "tensorrt_llm", "litellm", "transformers", "openai-harmony",
@@ -85,12 +86,9 @@ def gpus(skipped: list, timeout: float = 5.0) -> list[dict]:
 
 
 def read_generation_config(folder: Path) -> dict | None:
-    p = folder / "generation_config.json"
     try:
-        if p.stat().st_size > 1 << 20:
-            return None
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(read_capped(folder / "generation_config.json", MAX_FILE))
+    except (Unreadable, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -99,8 +97,8 @@ def is_gpt_oss_folder(folder: Path) -> bool:
     if re.search(r"gpt[-_]?oss", str(folder), re.I):
         return True
     try:
-        cfg = json.loads((folder / "config.json").read_text(encoding="utf-8")[: 1 << 20])
-    except (OSError, ValueError, RecursionError):
+        cfg = json.loads(read_capped(folder / "config.json", MAX_FILE))  # a 2 GB config.json is not read
+    except (Unreadable, ValueError, RecursionError):
         return False
     return isinstance(cfg, dict) and cfg.get("model_type") == "gpt_oss"
 
@@ -121,8 +119,8 @@ def cache_copies(skipped: list) -> list[tuple[str, Path]]:
     for repo in repos[:50]:
         rid = repo.name[len("models--"):].replace("--", "/")
         try:
-            ref = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
-        except OSError:
+            ref = read_capped(repo / "refs" / "main", 4096).decode("utf-8", "replace").strip()
+        except Unreadable:
             ref = ""
         snaps = [repo / "snapshots" / ref] if ref else sorted((repo / "snapshots").glob("*"))[:5]
         for s in snaps:

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gptoss_doctor.fsread import Unreadable, read_capped  # the one capped reader; Unreadable says why
+
 MAX_FILE = 1 << 20  # bytes read from one file
 MAX_FILES = 5000  # files looked at under one folder
 MAX_DEPTH = 8
@@ -20,10 +22,6 @@ SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "ven
              ".cache", "dist", "build", ".idea", ".vscode"}
 
 KINDS = ("compose", "yaml", "dockerfile", "shell", "systemd", "env", "model-folder")
-
-
-class Unreadable(Exception):
-    """A file that is skipped, with the reason as message."""
 
 
 def kind_of(path: Path) -> str | None:
@@ -120,18 +118,13 @@ def _sniff(path: Path) -> str | None:
 
 
 def read_text(path: Path) -> str:
-    """The file's text, or Unreadable with the reason (too large, binary, no permission, vanished)."""
+    """The file's text, or Unreadable with the reason (too large, binary, not a regular file, no permission)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE + 1)
-    except PermissionError:
-        raise Unreadable("no permission to read it") from None
-    except FileNotFoundError:
-        raise Unreadable("it vanished while being read") from None
-    except OSError as exc:
-        raise Unreadable(f"cannot read it: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE:
-        raise Unreadable(f"larger than {MAX_FILE // 1024} KiB: not a launch file")
+        data = read_capped(path, MAX_FILE)
+    except Unreadable as exc:
+        if "larger than" in str(exc):
+            raise Unreadable(f"larger than {MAX_FILE // 1024} KiB: not a launch file") from None
+        raise
     if b"\0" in data[:8192]:
         raise Unreadable("binary content")
     return data.decode("utf-8", "replace")
