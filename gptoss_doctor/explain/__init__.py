@@ -8,13 +8,14 @@ from typing import BinaryIO
 
 from gptoss_doctor import engines
 from gptoss_doctor.explain import artifacts as artifacts_mod
+from gptoss_doctor.explain import facets as facets_mod
 from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import parse as parsing
 from gptoss_doctor.explain.parse import Parsed, _Lazy
 from gptoss_doctor.harmony.tokens import TokenInfo, decode_ids
 from gptoss_doctor.results import CommandResult
 
-ORIGINS = ("server", "client", "proxy", "model-files", "hardware", "unknown")
+ORIGINS = ("server", "client", "proxy", "provider", "model-files", "hardware", "unknown")
 SERVER_PATH_RE = _Lazy(r"vllm/|sglang/|lmdeploy/|tensorrt_llm/|text_generation_server/|transformers/commands/|mlx_lm/")
 HARDWARE_RE = _Lazy(
     r"CUDA error|CUDA out of memory|no kernel image is available|compute capability|Minimum capability|"
@@ -33,6 +34,8 @@ class Explanation:
     matches: list[matching.Match] = field(default_factory=list)
     artifacts: list[artifacts_mod.Artifact] = field(default_factory=list)
     harmony_messages: list[artifacts_mod.HarmonyMessage] = field(default_factory=list)
+    facets: facets_mod.Facets = field(default_factory=facets_mod.Facets)
+    triage: list = field(default_factory=list)  # triage.TriageHit, best first
 
     @property
     def confident(self) -> bool:
@@ -61,6 +64,8 @@ class Explanation:
             "input": {"lines": p.lines, "bytes": p.bytes},
             "matches": [m.to_json() for m in self.matches],
             "search": self.search_hint(),
+            "facets": self.facets.to_json(),
+            "triage": {"known": self.confident, "classes": [h.to_json() for h in self.triage]},
         }
 
 
@@ -109,38 +114,51 @@ def search_hint(parsed: Parsed) -> dict | None:
 
 def _engine_label(parsed: Parsed) -> str | None:
     for key in parsed.engines:
-        if engines.known(key):
+        if engines.known(key) and key != "litellm":  # the proxy is a hop, not the engine that ran the model
             return engines.label(key)
     return None
 
 
 def where_raised(parsed: Parsed, matches: list[matching.Match],
-                 arts: list[artifacts_mod.Artifact] | None = None) -> tuple[str, str]:
+                 arts: list[artifacts_mod.Artifact] | None = None,
+                 facets: facets_mod.Facets | None = None) -> tuple[str, str]:
     """(origin, one sentence) for where the error was raised."""
     kinds = {e.kind for e in parsed.errors}
     art_kinds = {a.kind for a in arts or []}
     engine = _engine_label(parsed)
-    in_engine = f" inside {engine}" if engine else " inside the serving engine"
+    via_proxy = any(e.via == "litellm" or e.kind == "proxy" for e in parsed.errors) or "litellm" in parsed.engines
+    provider = facets.provider["name"] if facets and facets.provider and not engine else None
+    in_engine = (f" inside {engine}" if engine else f" at the hosted provider {provider}" if provider
+                 else " inside the backend engine behind the proxy" if via_proxy else " inside the serving engine")
     text = "\n".join(e.message for e in parsed.errors)
     frames = parsed.frames
-    via_proxy = any(e.via == "litellm" or e.kind == "proxy" for e in parsed.errors) or "litellm" in parsed.engines
+    if "garbage-output" in art_kinds:
+        return "model-files", ("the model's output is not language: its weights, their conversion or quantisation, "
+                               f"or the GPU kernels{in_engine} computing it are broken (no parser writes this)")
     if HARDWARE_RE.search(text):
         return "hardware", f"the GPU / driver{in_engine} rejected the model at start-up or while running it"
     if "harmony" in kinds:
         client_side = frames and not any(SERVER_PATH_RE.search(f) for f in frames) and not engine
         if client_side:
             return "client", "your own code's call into openai-harmony raised it (no serving-engine frames in the traceback)"
-        hop = " and was passed on by the litellm proxy" if via_proxy else ""
+        hop = "; the litellm proxy passed it on (re-wrapped in its own exception, and may have retried it)" if via_proxy else ""
         sdk = any(e.via == "openai-sdk" for e in parsed.errors)
         seen = "; your OpenAI client only received it as an HTTP error" if sdk else ""
-        return "server", f"the server's Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
+        origin = "provider" if provider else "server"
+        return origin, f"the backend server's Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
     if "vocab" in kinds:
         return "server", f"openai-harmony{in_engine} could not load the o200k vocabulary at start-up (no network or a blocked download)"
     if via_proxy and (kinds & {"harmony-leak", "flattened"} or art_kinds):
         return "server", ("the model's raw output was not parsed by the server behind the litellm proxy, and the "
                           "proxy passed it on (see the fixes for each layer)")
+    if provider and (kinds & {"harmony-leak", "flattened"} or art_kinds):
+        return "provider", (f"the hosted provider {provider} returned the model's raw output unparsed: no engine flag "
+                            "of yours changes that (fix the proxy's route, recover in the client, or report it to "
+                            "the provider)")
     if via_proxy:
         return "proxy", "the litellm proxy raised or relayed it"
+    if provider:
+        return "provider", f"the hosted provider {provider} (or the route to it) answered with it"
     if kinds & {"harmony-leak", "flattened"} or art_kinds & {"harmony-leak", "flattened-channels"}:
         return "server", f"the server{(' (' + engine + ')') if engine else ''} returned the model's raw Harmony output instead of parsing it into content / reasoning / tool calls"
     if "duplicated-fragments" in art_kinds:
@@ -163,14 +181,21 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
                    allow_download: bool = True, engine: str | None = None, limit: int = 5,
                    api_key: str | None = None, text: str | None = None) -> Explanation:
     """The whole pipeline after parsing: recognise artifacts, match, decode token IDs, say where it was raised."""
+    from gptoss_doctor.explain import triage
+
     source = text if text is not None else parsed.sample
     arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
-    findings = {a.finding: "the text shows " + a.evidence for a in arts}
-    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings)
+    art_kinds = {a.kind for a in arts}
+    facets = facets_mod.extract(parsed, text, garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
+    findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
+    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings, facets=facets)
     tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
                                allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
-    origin, detail = where_raised(parsed, matches, arts)
-    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages)
+    origin, detail = where_raised(parsed, matches, arts, facets)
+    hint = search_hint(parsed)
+    kinds = {e.kind for e in parsed.errors}
+    hits = triage.select(facets, source, kinds=kinds, message=hint["query"] if hint else None)
+    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
 
 
 def explain_text(text: str, **kw) -> Explanation:

@@ -1,0 +1,135 @@
+"""Triage for the unknown: which problem classes (``knowledge/classes/<id>.yaml``) a text shows, best first.
+
+A class is selected by what the text shows: its HTTP status, the exception names and words its patterns name, and
+its facets (failure kind, features, phase, a proxy or hosted provider, the API). Each selected class carries its
+layers, the checks that tell its causes apart, class-level fixes with their public references, and prefilled
+issue searches of the trackers the facets point at. No network call: the searches are links.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote_plus
+
+from gptoss_doctor import kb
+from gptoss_doctor.explain.facets import Facets
+
+MAX_CLASSES = 3
+MIN_SCORE = 2.0
+# a message (an exception, an HTTP status) outweighs a word of a description
+WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
+           "phase": 1.5}
+PATTERN_WEIGHT, PATTERN_CAP = 1.5, 3
+
+CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
+                   "litellm": "BerriAI/litellm", "openai-agents": "openai/openai-agents-python",
+                   "langchain": "langchain-ai/langchain", "llamaindex": "run-llama/llama_index",
+                   "pydantic-ai": "pydantic/pydantic-ai"}
+PROXY_TRACKERS = {"litellm": "BerriAI/litellm"}
+
+
+@dataclass
+class TriageHit:
+    cls: kb.TriageClass
+    score: float
+    why: list[str] = field(default_factory=list)
+    searches: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        c = self.cls
+        return {"id": c.id, "title": c.title, "layers": c.layers, "why": self.why, "checks": c.checks,
+                "fixes": [{"step": f["step"], "layer": f["layer"], "references": f["references"]} for f in c.fixes],
+                "searches": self.searches}
+
+
+_COMPILED: dict[str, list[re.Pattern]] = {}
+
+
+def _patterns(c: kb.TriageClass) -> list[re.Pattern]:
+    if c.id not in _COMPILED:
+        _COMPILED[c.id] = [re.compile(p, re.I) for p in c.select.get("patterns", [])]
+    return _COMPILED[c.id]
+
+
+def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str]) -> tuple[float, list[str]]:
+    sel = c.select
+    score, why = 0.0, []
+    if facets.http_status and facets.http_status in sel.get("http_status", []):
+        score += WEIGHTS["http_status"]
+        via = f" from {facets.client['name']}" if facets.client else ""
+        why.append(f"HTTP {facets.http_status}{via}")
+    hit_kinds = kinds & set(sel.get("kinds", []))
+    if hit_kinds:
+        score += WEIGHTS["kinds"]
+        why.append("the text has a " + ", ".join(sorted(hit_kinds)) + " error")
+    for slot in sel.get("facets", []):
+        val = getattr(facets, slot, None)
+        if val:
+            score += WEIGHTS["facets"]
+            why.append(f"{slot} {val['name']} (seen as \"{val['evidence']}\")")
+    if facets.api and facets.api in sel.get("facets_api", []):
+        score += WEIGHTS["facets_api"]
+        why.append(f"the {facets.api} API")
+    fail = [f for f in sel.get("failure", []) if f in facets.failure]
+    if fail:
+        score += WEIGHTS["failure"] * len(fail)
+        why.append("failure: " + ", ".join(fail))
+    feats = [f for f in sel.get("features", []) if f in facets.features]
+    if feats:
+        score += WEIGHTS["features"] * len(feats)
+        why.append("feature: " + ", ".join(feats))
+    if facets.phase and facets.phase in sel.get("phase", []):
+        score += WEIGHTS["phase"]
+        why.append(f"phase: {facets.phase}")
+    hits = []
+    for rx in _patterns(c):
+        m = rx.search(text)
+        if m:
+            hits.append(" ".join(m.group(0).split())[:40])
+            if len(hits) >= PATTERN_CAP:
+                break
+    if hits:
+        score += PATTERN_WEIGHT * len(hits)
+        why.append("the text says: " + ", ".join(f'"{h}"' for h in dict.fromkeys(hits)))
+    return score, why
+
+
+def _trackers(c: kb.TriageClass, facets: Facets) -> list[str]:
+    from gptoss_doctor.explain import TRACKERS
+
+    out: list[str] = []
+    for slot in c.trackers:
+        if "/" in slot:
+            out.append(slot)
+        elif slot == "engine" and facets.engine:
+            out.append(TRACKERS.get(facets.engine["name"], ""))
+        elif slot == "proxy" and facets.proxy:
+            out.append(PROXY_TRACKERS.get(facets.proxy["name"], ""))
+        elif slot == "client" and facets.client:
+            out.append(CLIENT_TRACKERS.get(facets.client["name"]) or TRACKERS.get(facets.client["name"], ""))
+    out = [t for t in dict.fromkeys(out) if t]
+    return out or ["vllm-project/vllm", "ollama/ollama", "ggml-org/llama.cpp"]
+
+
+def searches(c: kb.TriageClass, facets: Facets, message: str | None) -> list[dict]:
+    """Issue searches for this class in the trackers the facets point at (links only: nothing is fetched)."""
+    query = f'"{message[:120]}"' if message and len(message) >= 12 else f"gpt-oss {c.query}"
+    return [{"tracker": repo, "url": f"https://github.com/{repo}/issues?q={quote_plus(query)}"}
+            for repo in _trackers(c, facets)[:3]]
+
+
+def select(facets: Facets, text: str, *, kinds: set[str] | None = None, message: str | None = None,
+           limit: int = MAX_CLASSES) -> list[TriageHit]:
+    """The classes the text shows, best first (at most ``limit``; none when nothing points at a class)."""
+    text = text[:65536]
+    hits = []
+    for c in kb.load_classes():
+        score, why = _score(c, facets, text, kinds or set())
+        if score >= MIN_SCORE:
+            hits.append(TriageHit(c, score, why))
+    hits.sort(key=lambda h: (-h.score, kb.CLASS_IDS.index(h.cls.id)))
+    hits = hits[:limit]
+    for h in hits:
+        h.searches = searches(h.cls, facets, message)
+    return hits
