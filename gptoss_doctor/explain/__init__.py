@@ -41,6 +41,24 @@ class Explanation:
     def confident(self) -> bool:
         return bool(self.matches) and self.matches[0].confidence in ("high", "medium")
 
+    @property
+    def hosted_provider(self) -> str | None:
+        """The hosted provider serving the model, when the text shows one and no engine log of the user's own."""
+        f = self.facets
+        return f.provider["name"] if f.provider and not f.engine else None
+
+    def fix_items(self, m: matching.Match) -> list[tuple[str | None, str]]:
+        """A match's fixes for this text: at a hosted provider, no engine flag or upgrade is the user's to apply,
+        so those give way to the proxy's route, the client's recovery and a report to the provider."""
+        items = m.entry.fix_items()
+        prov = self.hosted_provider
+        if not prov:
+            return items
+        kept = [(lay, ln) for lay, ln in items
+                if lay not in ("server", "hardware") and not (lay is None and ENGINE_FIX_RE.search(ln))]
+        return kept + [("provider", f"report it to {prov} with the request and the raw reply: the model runs on "
+                                    "their servers, so no engine flag or upgrade of yours applies there")]
+
     def search_hint(self) -> dict | None:
         """When nothing matches confidently: the normalised message and where to search for it."""
         if self.confident:
@@ -62,12 +80,25 @@ class Explanation:
             "artifacts": [a.to_json() for a in self.artifacts],
             "harmony_messages": [m.to_json() for m in self.harmony_messages],
             "input": {"lines": p.lines, "bytes": p.bytes},
-            "matches": [m.to_json() for m in self.matches],
+            "matches": [self._match_json(m) for m in self.matches],
             "search": self.search_hint(),
             "facets": self.facets.to_json(),
             "triage": {"known": self.confident, "classes": [h.to_json() for h in self.triage]},
         }
 
+    def _match_json(self, m: matching.Match) -> dict:
+        doc = m.to_json()
+        if self.hosted_provider:
+            items = self.fix_items(m)
+            doc["fixes"] = [ln for _, ln in items]
+            doc["fixes_by_layer"] = {lay: [ln for la, ln in items if la == lay]
+                                     for lay in dict.fromkeys(la for la, _ in items if la)}
+        return doc
+
+
+# an engine-side fix: a start-up flag, an engine upgrade or install (no use at a hosted provider)
+ENGINE_FIX_RE = _Lazy(r"(?:^|\s)--[a-z]|\b(?:pip install|upgrade|launch|start (?:it|the server|vllm|sglang))\b|"
+                      r"\b(?:vLLM|SGLang|lmdeploy|llama\.cpp|llama-server|Ollama|TensorRT-LLM)\b", re.I)
 
 # where each engine's (and the format's) problems are reported; searched first when nothing matches
 TRACKERS = {
@@ -138,7 +169,11 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
     if HARDWARE_RE.search(text):
         return "hardware", f"the GPU / driver{in_engine} rejected the model at start-up or while running it"
     if "harmony" in kinds:
-        client_side = frames and not any(SERVER_PATH_RE.search(f) for f in frames) and not engine
+        # a client library (openai, litellm, langchain …) or an HTTP status in the text: the error came back over
+        # HTTP from the server, it was not raised by the user's own call into openai-harmony
+        over_http = bool(facets and (facets.client or facets.http_status)) or any(
+            e.via or e.status for e in parsed.errors)
+        client_side = frames and not any(SERVER_PATH_RE.search(f) for f in frames) and not engine and not over_http
         if client_side:
             return "client", "your own code's call into openai-harmony raised it (no serving-engine frames in the traceback)"
         hop = "; the litellm proxy passed it on (re-wrapped in its own exception, and may have retried it)" if via_proxy else ""
@@ -194,7 +229,7 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     origin, detail = where_raised(parsed, matches, arts, facets)
     hint = search_hint(parsed)
     kinds = {e.kind for e in parsed.errors}
-    hits = triage.select(facets, source, kinds=kinds, message=hint["query"] if hint else None)
+    hits = triage.select(facets, source, kinds=kinds, artifacts=art_kinds, message=hint["query"] if hint else None)
     return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
 
 

@@ -151,6 +151,8 @@ def parse_flattened(text: str) -> list[HarmonyMessage]:
 # --- duplicated streamed fragments -------------------------------------------------------------------------------
 DOUBLED_WORD_RE = re.compile(r"(?<![A-Za-z])([A-Za-z]{3,})\1(?![a-z])")
 DOUBLED_PUNCT_RE = re.compile(r",,|::|\{\s*\\?n?\s*\{|\"\s\"|\\\"\s\\\"")
+# JSON arguments whose streamed pieces were each sent twice: '{"{"city"city": ": "PariParis"}s"}'
+DOUBLED_JSON_RE = re.compile(r'\{\\?"\{\\?"|\\?":\s?\\?":\s?\\?"')
 NATURAL_DOUBLES = {"bon", "cous", "mur", "tar", "bye", "pom", "tom", "yo-", "cha", "hub", "pap", "ma", "xox", "lol",
                    "ha", "boo", "can", "dum", "tut", "bar", "nana", "hot"}
 
@@ -284,7 +286,9 @@ def recognise(text: str, *, proxy_seen: bool = False) -> tuple[list[Artifact], l
                              dict(LAYER_FIXES["garbage-output"])))
     doubled = [] if why else doubled_fragments(text)
     punct = DOUBLED_PUNCT_RE.findall(text[:MAX_TEXT])
-    if len(doubled) >= 2 or (doubled and punct):
+    json_doubles = set() if why else {m.replace("\\", "").replace(" ", "")[:2] for m in DOUBLED_JSON_RE.findall(text[:MAX_TEXT])}
+    if len(doubled) >= 2 or (doubled and punct) or len(json_doubles) >= 2:
+        doubled = doubled or sorted(DOUBLED_JSON_RE.findall(text[:MAX_TEXT]))[:2]
         arts.append(Artifact("duplicated-fragments", "probe.tools.stream_duplicated",
                              "streamed fragments appear twice in a row: " + ", ".join(doubled[:5]),
                              _layer(proxy_seen), dict(LAYER_FIXES["duplicated-fragments"])))

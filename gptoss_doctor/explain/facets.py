@@ -55,7 +55,8 @@ PROXIES: list[tuple[str, _Lazy]] = [(name, _Lazy(p, re.I)) for name, p in [
 PROXY_SEEN = _Lazy(r"\bmodel group\b|\bModel Group\b|\blitellm[_ -]proxy\b|\bproxy_server\b|:4000\b|\bLiteLLM Proxy\b",
                    re.I)
 PROVIDERS: list[tuple[str, _Lazy]] = [(name, _Lazy(p, re.I)) for name, p in [
-    ("vertex_ai", r"\bvertex_ai(?:_beta)?/|\bvertex ?ai\b|aiplatform\.googleapis\.com|\bgpt-oss-\d+b-maas\b"),
+    ("vertex_ai", r"\bvertex_ai(?:_beta)?/|\bvertex[- ]?ai\b|\bvertex error\b|aiplatform\.googleapis\.com|"
+                  r"\bgpt-oss-\d+b-maas\b|/publishers/openai/models/"),
     ("bedrock", r"\bbedrock(?:_converse)?/|\bbedrock\b|\bopenai\.gpt-oss-\d+b-1:0\b"),
     ("groq", r"\bgroq/|\bgroq\b"),
     ("azure", r"\bazure(?:_ai)?/|\bazure (?:ai|openai)\b|\bai foundry\b|\.openai\.azure\.com"),

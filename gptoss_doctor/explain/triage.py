@@ -18,7 +18,7 @@ from gptoss_doctor.explain.facets import Facets
 MAX_CLASSES = 3
 MIN_SCORE = 2.0
 # a message (an exception, an HTTP status) outweighs a word of a description
-WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
+WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "artifacts": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
            "phase": 1.5}
 PATTERN_WEIGHT, PATTERN_CAP = 1.5, 3
 
@@ -52,9 +52,14 @@ def _patterns(c: kb.TriageClass) -> list[re.Pattern]:
     return _COMPILED[c.id]
 
 
-def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str]) -> tuple[float, list[str]]:
+def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
+           artifacts: set[str]) -> tuple[float, list[str]]:
     sel = c.select
     score, why = 0.0, []
+    arts = artifacts & set(sel.get("artifacts", []))
+    if arts:
+        score += WEIGHTS["artifacts"]
+        why.append("the text shows " + ", ".join(sorted(arts)))
     if facets.http_status and facets.http_status in sel.get("http_status", []):
         score += WEIGHTS["http_status"]
         via = f" from {facets.client['name']}" if facets.client else ""
@@ -119,13 +124,13 @@ def searches(c: kb.TriageClass, facets: Facets, message: str | None) -> list[dic
             for repo in _trackers(c, facets)[:3]]
 
 
-def select(facets: Facets, text: str, *, kinds: set[str] | None = None, message: str | None = None,
-           limit: int = MAX_CLASSES) -> list[TriageHit]:
+def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifacts: set[str] | None = None,
+           message: str | None = None, limit: int = MAX_CLASSES) -> list[TriageHit]:
     """The classes the text shows, best first (at most ``limit``; none when nothing points at a class)."""
     text = text[:65536]
     hits = []
     for c in kb.load_classes():
-        score, why = _score(c, facets, text, kinds or set())
+        score, why = _score(c, facets, text, kinds or set(), artifacts or set())
         if score >= MIN_SCORE:
             hits.append(TriageHit(c, score, why))
     hits.sort(key=lambda h: (-h.score, kb.CLASS_IDS.index(h.cls.id)))

@@ -325,7 +325,7 @@ CLASS_IDS = ("auth", "unreachable", "engine-not-ready", "route-missing", "proxy-
              "context-length", "responses-api")
 CLASS_KEYS = ("id", "title", "summary", "layers", "select", "checks", "fixes", "trackers", "query")
 CLASS_LAYERS = (*ORIGINS, "provider")
-SELECT_KEYS = ("http_status", "patterns", "failure", "features", "phase", "facets", "facets_api", "kinds")
+SELECT_KEYS = ("http_status", "patterns", "failure", "features", "phase", "facets", "facets_api", "kinds", "artifacts")
 TRACKER_SLOTS = ("engine", "proxy", "client", "provider")
 
 
@@ -369,7 +369,7 @@ def validate_class(raw: Any, path: str = "?") -> list[str]:
     else:
         if not all(isinstance(s, int) and 100 <= s < 600 for s in sel.get("http_status", [])):
             errs.append(f"{where}: select.http_status must list HTTP status codes")
-        for key in ("patterns", "failure", "features", "phase", "facets", "facets_api", "kinds"):
+        for key in ("patterns", "failure", "features", "phase", "facets", "facets_api", "kinds", "artifacts"):
             if not _is_texts(sel.get(key, [])):
                 errs.append(f"{where}: select.{key} must be a list of non-empty strings")
         for pat in sel.get("patterns", []) or []:
