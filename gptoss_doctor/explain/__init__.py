@@ -180,7 +180,8 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
         sdk = any(e.via == "openai-sdk" for e in parsed.errors)
         seen = "; your OpenAI client only received it as an HTTP error" if sdk else ""
         origin = "provider" if provider else "server"
-        return origin, f"the backend server's Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
+        who = "the backend server's" if via_proxy or provider else "the server's"
+        return origin, f"{who} Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
     if "vocab" in kinds:
         return "server", f"openai-harmony{in_engine} could not load the o200k vocabulary at start-up (no network or a blocked download)"
     if via_proxy and (kinds & {"harmony-leak", "flattened"} or art_kinds):

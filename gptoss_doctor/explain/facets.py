@@ -87,7 +87,7 @@ FEATURES = [(name, _Lazy(p, re.I)) for name, p in [
     ("tools", r"\btool[_ -]?calls?\b|\btools\s*[=:]|\btool_choice\b|\bfunction[_ ]call(?:ing|s)?\b|\bto=functions\.|"
               r"--tool-call-parser|--enable-auto-tool-choice|\btool use\b|\btool calling\b"),
     ("structured-output", r"\bresponse_format\b|\bjson_schema\b|\bstructured outputs?\b|\bguided_(?:json|grammar|"
-                          r"decoding)\b|\bjson mode\b|\bgrammar\b|\bxgrammar\b|\boutlines\b|<\|constrain\|>"),
+                          r"decoding)\b|\bjson mode\b|\bgrammar\b|\bxgrammar\b|\boutlines\b"),
     ("reasoning", r"\breasoning(?:_effort|_content|\.effort)?\b|\bthinking\b|--reasoning-parser|\banalysis channel\b"),
     ("builtin-tools", r"\bcode_interpreter\b|\bweb_search(?:_preview)?\b|\bbrowser\.(?:search|open|find)\b|"
                       r"\bbuilt-?in tools?\b|--tool-server\b|\bpython tool\b"),
@@ -121,8 +121,8 @@ FAILURES = [(name, _Lazy(p, re.I)) for name, p in [
     ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
               r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
               r"\bcontent is (?:empty|null|None)\b"),
-    ("loop", r"\brepeat(?:s|ing|ed)?\b|\brepetition\b|\bloop(?:s|ing)?\b|\bendless(?:ly)?\b|\bnever stops\b|"
-             r"\bover and over\b|\binfinite(?:ly)?\b"),
+    ("loop", r"\brepeat(?:s|ing|ed)?\b|\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
+             r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b"),
     ("slow", r"\bslow(?:er|ly|ness)?\b|\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
 ]]

@@ -116,7 +116,6 @@ def _render_triage(out: Output, ex, verbose: bool) -> None:
             out.detail("see: " + ", ".join(fx["references"][:2]), indent=8)
         for srch in h.searches[: 3 if verbose or n == 1 else 1]:
             out.detail(f"search {srch['tracker']}: {srch['url']}", indent=6)
-    out.line()
 
 
 def explanation(out: Output, ex, verbose: bool = False) -> None:
@@ -144,17 +143,19 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
     out.line()
     hint = ex.search_hint()
     if not ex.confident:
-        out.mark("info", "Not a known issue: none explains this text with confidence." if ex.matches
-                 else "Not a known issue: none matches this text.")
+        out.mark("info", "No known issue explains this text with confidence." if ex.matches
+                 else "No known issue matches this text.")
         if hint:
             out.detail(f'search for: "{hint["query"]}"', 4)
             for t in hint["trackers"]:
                 out.detail(f"in {t['repo']}: {t['url']}", 6)
         out.detail("or run 'gptoss-doctor kb search WORDS'.", 4)
-        out.line()
-        _render_triage(out, ex, verbose)
+        if ex.triage:
+            out.line()
+            _render_triage(out, ex, verbose)
         if not ex.matches:
             return
+        out.line()
         out.heading("Closest known issues (low confidence)")
     else:
         out.heading("Known issues that explain it")
@@ -175,7 +176,7 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
             out.detail(f"fix ({layer}): {fx}" if layer else "fix: " + fx, indent=6)
         for url in e.urls[:3]:
             out.detail("see: " + url, indent=6)
-    if ex.confident:
+    if ex.confident and ex.triage:
         out.line()
         _render_triage(out, ex, verbose)
 
