@@ -21,6 +21,9 @@ HARDWARE_RE = _Lazy(
     r"CUDA error|CUDA out of memory|no kernel image is available|compute capability|Minimum capability|"
     r"Sinks are only supported|FlashInfer requires sm|FlashAttention|not supported for the current GPU|"
     r"sink setting not supported|out of memory|NCCL error|cudaErrorNoKernelImageForDevice", re.I)
+# LiteLLM's wrapping of what its backend said: "OpenAIException - …", "Hosted_vllmException - …"
+BACKEND_WRAPPED_RE = _Lazy(r"\b[A-Z]\w*Exception - ")
+UNREACHABLE_RE = _Lazy(r"APIConnectionError|APITimeoutError|Connection refused|ConnectError|Connection error\.")
 MODEL_FILES_RE = _Lazy(r"generation_config\.json|chat_template|tokenizer_config\.json|\.gguf\b|template: :\d+:\d+", re.I)
 
 
@@ -191,6 +194,9 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
         return "provider", (f"the hosted provider {provider} returned the model's raw output unparsed: no engine flag "
                             "of yours changes that (fix the proxy's route, recover in the client, or report it to "
                             "the provider)")
+    if via_proxy and BACKEND_WRAPPED_RE.search(text):
+        return "proxy", ("the backend behind the litellm proxy answered with it and the proxy re-wrapped it: the "
+                         "message after '…Exception -' is the backend's own")
     if via_proxy:
         return "proxy", "the litellm proxy raised or relayed it"
     if provider:
@@ -203,6 +209,12 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
         return "server", f"the server{in_engine} returned the tool call as text: no tool-call parser turned it into tool_calls"
     if MODEL_FILES_RE.search(text):
         return "model-files", "the model's files (template or configuration) are involved"
+    client = facets.client["name"] if facets and facets.client else None
+    if client and facets.http_status and not engine:
+        return "server", (f"the server (or a proxy in front of it) answered HTTP {facets.http_status}; {client} "
+                          "raised it as an exception")
+    if client and not engine and UNREACHABLE_RE.search(text):
+        return "client", f"{client} got no HTTP answer at all (no server listening, a wrong URL, or the network)"
     if matches and matches[0].confidence in ("high", "medium"):
         origin = matches[0].entry.origin
         return origin, f"the best-matching known issue lies in the {origin.replace('-', ' ')}"
