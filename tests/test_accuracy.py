@@ -18,6 +18,13 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     # for texts no entry was written from; the floor records it so that it cannot fall further unnoticed
     "independent": (0.52, 0.66),
 }
+# right & confident: top-1 right with high or medium confidence (measured when the calibration of issue 17 landed:
+# dev 317/383, held back 68/93, independent 30/65): calibration must not buy fewer confident wrong answers by calling
+# everything low
+RIGHT_CONFIDENT_FLOORS = {"dev": 0.82, "holdout": 0.73, "independent": 0.46}
+# independent uncovered cases (real gpt-oss problems no entry describes) that still get a high or medium answer:
+# 19 of 44 before issue 17's calibration, 17 after; it must not rise again
+INDEPENDENT_UNCOVERED_CONFIDENT_WRONG = 17
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +40,16 @@ def test_top1_and_top3_do_not_fall(summary, split):
     top1, top3 = FLOORS[split]
     assert got["top1_rate"] >= top1, got
     assert got["top3_rate"] >= top3, got
+
+
+@pytest.mark.parametrize("split", sorted(RIGHT_CONFIDENT_FLOORS))
+def test_right_answers_keep_their_confidence(summary, split):
+    assert summary[split]["right_confident_rate"] >= RIGHT_CONFIDENT_FLOORS[split], summary[split]
+
+
+def test_unknown_problems_get_no_confident_answer_more_often(summary):
+    assert summary["independent"]["uncovered_confident_wrong"] <= INDEPENDENT_UNCOVERED_CONFIDENT_WRONG, \
+        summary["independent"]
 
 
 def test_no_confident_answer_on_negatives(summary):

@@ -236,13 +236,14 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     art_kinds = {a.kind for a in arts}
     facets = facets_mod.extract(parsed, text, garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
     findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
-    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings, facets=facets)
+    hint = search_hint(parsed)
+    hits = triage.select(facets, source, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
+                         message=hint["query"] if hint else None)
+    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings, facets=facets,
+                                    classes={h.cls.id: h.cls.title for h in hits if h.strong})
     tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
                                allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
     origin, detail = where_raised(parsed, matches, arts, facets)
-    hint = search_hint(parsed)
-    kinds = {e.kind for e in parsed.errors}
-    hits = triage.select(facets, source, kinds=kinds, artifacts=art_kinds, message=hint["query"] if hint else None)
     return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
 
 

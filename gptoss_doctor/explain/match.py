@@ -366,8 +366,10 @@ def _is_prose(text: str) -> bool:
 
 def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engine: str | None = None,
                  limit: int = 5, min_score: float = LOW, text: str | None = None,
-                 findings: dict[str, str] | None = None, facets: "Facets | None" = None) -> list[Match]:
-    """Entries that explain ``parsed`` (and the raw ``text`` when there is one), best first."""
+                 findings: dict[str, str] | None = None, facets: "Facets | None" = None,
+                 classes: dict[str, str] | None = None) -> list[Match]:
+    """Entries that explain ``parsed`` (and the raw ``text`` when there is one), best first. ``classes``: the
+    triage classes the text shows by an HTTP status, an error kind or an artifact (id -> title)."""
     ix = index(entries)
     q = build_query(ix, parsed, engine=engine, text=text, findings=findings, facets=facets)
     scored = [(Match(ix.entries[i], s, "low" if lead else confidence_of(s), ev), words)
@@ -390,6 +392,16 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
             if m.confidence != "low" and found[0].score - m.score < WORDS_MARGIN:
                 m.confidence = "low"
                 m.evidence.append("only the words resemble this issue, and another one resembles it about as much")
+    if classes:
+        from gptoss_doctor.explain.triage import entry_classes
+
+        for m in found[:limit]:
+            if m.confidence != "low" and not any("quotes the known message" in ev for ev in m.evidence) \
+                    and not set(classes) & entry_classes(m.entry):
+                # the text shows a kind of problem (a 401, a HarmonyError, garbage) this issue is not about
+                m.confidence = "low"
+                m.evidence.append("but the text shows " + "; ".join(classes.values()).lower()
+                                  + ", which this issue does not describe")
     return found[:limit]
 
 
@@ -402,8 +414,12 @@ def match_text(text: str, *, engine: str | None = None, limit: int = 5,
 
     parsed = parse_text(text)
     arts, _ = recognise(text, proxy_seen="litellm" in parsed.engines)
+    from gptoss_doctor.explain.triage import select
+
     kinds = {a.kind for a in arts}
     facets = extract(parsed, text, garbage="garbage-output" in kinds, artifact_kinds=kinds)
+    strong = {h.cls.id: h.cls.title for h in select(facets, text, kinds={e.kind for e in parsed.errors},
+                                                    artifacts=kinds) if h.strong}
     return match_parsed(parsed, entries=entries, engine=engine, limit=limit, min_score=min_score, text=text,
                         findings={a.finding: "the text shows " + a.evidence for a in arts if a.finding},
-                        facets=facets)
+                        facets=facets, classes=strong)

@@ -35,6 +35,7 @@ class TriageHit:
     score: float
     why: list[str] = field(default_factory=list)
     searches: list[dict] = field(default_factory=list)
+    strong: bool = False  # selected by an HTTP status, a parsed error kind or an artifact (not by words alone)
 
     def to_json(self) -> dict:
         c = self.cls
@@ -132,9 +133,35 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     for c in kb.load_classes():
         score, why = _score(c, facets, text, kinds or set(), artifacts or set())
         if score >= MIN_SCORE:
-            hits.append(TriageHit(c, score, why))
+            strong = bool((facets.http_status and facets.http_status in c.select.get("http_status", []))
+                          or (kinds or set()) & set(c.select.get("kinds", []))
+                          or (artifacts or set()) & set(c.select.get("artifacts", [])))
+            hits.append(TriageHit(c, score, why, strong=strong))
     hits.sort(key=lambda h: (-h.score, kb.CLASS_IDS.index(h.cls.id)))
     hits = hits[:limit]
     for h in hits:
         h.searches = searches(h.cls, facets, message)
     return hits
+
+
+_ENTRY_CLASSES: dict[str, frozenset[str]] = {}
+
+
+def entry_classes(entry: kb.Entry) -> frozenset[str]:
+    """The classes an entry's own words select (its title, summary, messages, symptoms and causes)."""
+    if entry.id not in _ENTRY_CLASSES:
+        from gptoss_doctor.explain.facets import extract
+        from gptoss_doctor.explain.parse import parse_text
+
+        text = "\n".join([entry.title, entry.summary, *entry.messages, *entry.symptoms, *entry.causes])
+        parsed = parse_text(text)
+        arts = {FINDING_ARTIFACTS[f] for f in entry.findings if f in FINDING_ARTIFACTS}
+        f = extract(parsed, text, garbage="garbage-output" in arts, artifact_kinds=arts)
+        kinds = {e.kind for e in parsed.errors}
+        _ENTRY_CLASSES[entry.id] = frozenset(
+            c.id for c in kb.load_classes() if _score(c, f, text, kinds, arts)[0] >= MIN_SCORE)
+    return _ENTRY_CLASSES[entry.id]
+
+
+FINDING_ARTIFACTS = {"probe.harmony_leak": "harmony-leak", "probe.flattened_channels": "flattened-channels",
+                     "probe.tools.stream_duplicated": "duplicated-fragments", "probe.tools.no_parser": "tool-call-as-text"}
