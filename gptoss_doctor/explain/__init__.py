@@ -243,6 +243,8 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
                                     classes={h.cls.id: h.cls.title for h in hits if h.strong})
     tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
                                allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
+    if not hits and matches:
+        hits = triage.from_neighbours(matches, facets, hint["query"] if hint else None)
     origin, detail = where_raised(parsed, matches, arts, facets)
     return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
 

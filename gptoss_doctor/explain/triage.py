@@ -16,7 +16,7 @@ from gptoss_doctor import kb
 from gptoss_doctor.explain.facets import Facets
 
 MAX_CLASSES = 3
-MIN_SCORE = 2.0
+MIN_SCORE = 1.5  # a single pattern of a class is enough to list it
 # a message (an exception, an HTTP status) outweighs a word of a description
 WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "artifacts": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
            "phase": 1.5}
@@ -44,13 +44,14 @@ class TriageHit:
                 "searches": self.searches}
 
 
-_COMPILED: dict[str, list[re.Pattern]] = {}
+_COMPILED: dict[tuple[str, ...], list[re.Pattern]] = {}
 
 
 def _patterns(c: kb.TriageClass) -> list[re.Pattern]:
-    if c.id not in _COMPILED:
-        _COMPILED[c.id] = [re.compile(p, re.I) for p in c.select.get("patterns", [])]
-    return _COMPILED[c.id]
+    key = tuple(c.select.get("patterns", []))
+    if key not in _COMPILED:
+        _COMPILED[key] = [re.compile(p, re.I) for p in key]
+    return _COMPILED[key]
 
 
 def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
@@ -72,8 +73,12 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
     for slot in sel.get("facets", []):
         val = getattr(facets, slot, None)
         if val:
-            score += WEIGHTS["facets"]
-            why.append(f"{slot} {val['name']} (seen as \"{val['evidence']}\")")
+            score += WEIGHTS["facets"] / (2 if slot == "hardware" else 1)  # hardware is named by many reports
+            if slot == "hardware":
+                why.append("hardware: " + " ".join(str(x) for x in (val.get("vendor"), val.get("gpu"), val.get("arch"))
+                                                   if x))
+            else:
+                why.append(f"{slot} {val['name']} (seen as \"{val['evidence']}\")")
     if facets.api and facets.api in sel.get("facets_api", []):
         score += WEIGHTS["facets_api"]
         why.append(f"the {facets.api} API")
@@ -144,12 +149,14 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     return hits
 
 
-_ENTRY_CLASSES: dict[str, frozenset[str]] = {}
+_ENTRY_CLASSES: dict[tuple[int, str], frozenset[str]] = {}  # (id of the loaded class list, entry id) -> classes
 
 
 def entry_classes(entry: kb.Entry) -> frozenset[str]:
     """The classes an entry's own words select (its title, summary, messages, symptoms and causes)."""
-    if entry.id not in _ENTRY_CLASSES:
+    classes = kb.load_classes()
+    key = (id(classes), entry.id)
+    if key not in _ENTRY_CLASSES:
         from gptoss_doctor.explain.facets import extract
         from gptoss_doctor.explain.parse import parse_text
 
@@ -158,10 +165,27 @@ def entry_classes(entry: kb.Entry) -> frozenset[str]:
         arts = {FINDING_ARTIFACTS[f] for f in entry.findings if f in FINDING_ARTIFACTS}
         f = extract(parsed, text, garbage="garbage-output" in arts, artifact_kinds=arts)
         kinds = {e.kind for e in parsed.errors}
-        _ENTRY_CLASSES[entry.id] = frozenset(
-            c.id for c in kb.load_classes() if _score(c, f, text, kinds, arts)[0] >= MIN_SCORE)
-    return _ENTRY_CLASSES[entry.id]
+        _ENTRY_CLASSES[key] = frozenset(c.id for c in classes if _score(c, f, text, kinds, arts)[0] >= MIN_SCORE)
+    return _ENTRY_CLASSES[key]
 
 
 FINDING_ARTIFACTS = {"probe.harmony_leak": "harmony-leak", "probe.flattened_channels": "flattened-channels",
                      "probe.tools.stream_duplicated": "duplicated-fragments", "probe.tools.no_parser": "tool-call-as-text"}
+
+
+def from_neighbours(matches: list, facets: Facets, message: str | None, limit: int = 2) -> list[TriageHit]:
+    """When the text selects no class by itself: the classes of the closest known issues (even low ones), as a
+    weaker triage — the kind of problem its nearest neighbours describe."""
+    votes: dict[str, float] = {}
+    names: dict[str, list[str]] = {}
+    for m in matches[:3]:
+        for cid in entry_classes(m.entry):
+            votes[cid] = votes.get(cid, 0.0) + m.score
+            names.setdefault(cid, []).append(m.entry.id)
+    by_id = {c.id: c for c in kb.load_classes()}
+    ranked = sorted(votes, key=lambda cid: (-votes[cid], kb.CLASS_IDS.index(cid)))[:limit]
+    hits = [TriageHit(by_id[cid], votes[cid], ["the closest known issues are this kind of problem: "
+                                                + ", ".join(names[cid][:3])]) for cid in ranked if cid in by_id]
+    for h in hits:
+        h.searches = searches(h.cls, facets, message)
+    return hits
