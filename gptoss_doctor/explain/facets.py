@@ -22,8 +22,14 @@ from gptoss_doctor.explain.parse import Parsed, _Lazy
 
 MAX_READ = 65536  # how much of a text the facets read (the start of a log says the most about its set-up)
 
+
+def _table(pairs: list[tuple[str, str]], flags: int = re.I) -> list[tuple[str, _Lazy]]:
+    """(name, lazily compiled regex) rows: the first row whose regex matches names the facet."""
+    return [(name, _Lazy(p, flags)) for name, p in pairs]
+
+
 # --- clients: the exception classes and module paths each library prints ---------------------------------------
-CLIENTS: list[tuple[str, _Lazy]] = [(name, _Lazy(p)) for name, p in [
+CLIENTS: list[tuple[str, _Lazy]] = _table([
     ("litellm", r"\blitellm\.(?:[A-Z]\w*(?:Error|Exception)|exceptions\b)|site-packages/litellm/"),
     ("openai-agents", r"\bagents\.(?:exceptions|run|models)\b|\b(?:ModelBehaviorError|MaxTurnsExceeded|UserError)\b"
                       r"|site-packages/agents/|\bopenai[-_]agents\b"),
@@ -32,7 +38,7 @@ CLIENTS: list[tuple[str, _Lazy]] = [(name, _Lazy(p)) for name, p in [
     ("pydantic-ai", r"\bpydantic_ai\b|\bpydantic[- ]ai\b"),
     ("openai-python", r"\bopenai\.(?:[A-Z]\w*Error)\b|site-packages/openai/|\bOpenAI/Python\b|openai/_base_client\.py"),
     ("openai-node", r"\bOpenAI/JS\b|node_modules/openai/"),
-]]
+], 0)
 # the version a user agent or a package listing gives: "OpenAI/Python 1.99.1", "openai==1.99.1", "litellm 1.74.0"
 CLIENT_VERSION = {
     "openai-python": _Lazy(r"(?:OpenAI/Python |\bopenai(?:==| version:? ?|\s+)v?)(\d+\.\d+\.\d+)", re.I),
@@ -47,14 +53,14 @@ APP_CLIENTS = ("codex", "openai-agents", "langchain", "llamaindex", "open-webui"
                "anythingllm", "aider", "pydantic-ai", "vercel-ai")
 
 # --- proxies and hosted providers ------------------------------------------------------------------------------
-PROXIES: list[tuple[str, _Lazy]] = [(name, _Lazy(p, re.I)) for name, p in [
+PROXIES: list[tuple[str, _Lazy]] = _table([
     ("litellm", r"\blitellm\b"),
     ("openrouter", r"\bopenrouter\b"),
     ("portkey", r"\bportkey\b"),
-]]
+])
 PROXY_SEEN = _Lazy(r"\bmodel group\b|\bModel Group\b|\blitellm[_ -]proxy\b|\bproxy_server\b|:4000\b|\bLiteLLM Proxy\b",
                    re.I)
-PROVIDERS: list[tuple[str, _Lazy]] = [(name, _Lazy(p, re.I)) for name, p in [
+PROVIDERS: list[tuple[str, _Lazy]] = _table([
     ("vertex_ai", r"\bvertex_ai(?:_beta)?/|\bvertex[- ]?ai\b|\bvertex error\b|aiplatform\.googleapis\.com|"
                   r"\bgpt-oss-\d+b-maas\b|/publishers/openai/models/"),
     ("bedrock", r"\bbedrock(?:_converse)?/|\bbedrock\b|\bopenai\.gpt-oss-\d+b-1:0\b"),
@@ -70,20 +76,20 @@ PROVIDERS: list[tuple[str, _Lazy]] = [(name, _Lazy(p, re.I)) for name, p in [
     ("sambanova", r"\bsambanova/|\bsambanova\b"),
     ("huggingface", r"\bhuggingface/|\binference providers\b|router\.huggingface\.co"),
     ("ollama-cloud", r"\bollama\.com/api\b|\bollama cloud\b|\bturbo mode\b"),
-]]
+])
 
 # --- API surface, streaming, features ------------------------------------------------------------------------
-APIS = [(name, _Lazy(p, re.I)) for name, p in [
+APIS = _table([
     ("responses", r"/v1/responses\b|\bresponses\.(?:create|stream)\b|\bresponses api\b|\bprevious_response_id\b|"
                   r"\bresponse\.output_(?:text|item)\b"),
     ("ollama", r"/api/(?:chat|generate)\b|\bollama\.chat\b"),
     ("completions", r"/v1/completions\b|\bcompletions\.create\((?!.*messages)|\btext completion\b"),
     ("chat", r"/v1/chat/completions\b|\bchat\.completions\b|\bchat completions?\b|\bChatCompletion\b"),
-]]
+])
 STREAM_ON = _Lazy(r"\bstream\s*[=:]\s*(?:true|True)\b|\"stream\":\s*true|\bstreaming\b|\bstreamed\b|\bSSE\b|"
                   r"^\s*data: \{|\bdelta\b|\bchunk\b", re.I | re.M)
 STREAM_OFF = _Lazy(r"\bstream\s*[=:]\s*(?:false|False)\b|\"stream\":\s*false|\bnon-stream(?:ing)?\b", re.I)
-FEATURES = [(name, _Lazy(p, re.I)) for name, p in [
+FEATURES = _table([
     ("tools", r"\btool[_ -]?calls?\b|\btools\s*[=:]|\btool_choice\b|\bfunction[_ ]call(?:ing|s)?\b|\bto=functions\.|"
               r"--tool-call-parser|--enable-auto-tool-choice|\btool use\b|\btool calling\b"),
     ("structured-output", r"\bresponse_format\b|\bjson_schema\b|\bstructured outputs?\b|\bguided_(?:json|grammar|"
@@ -91,10 +97,10 @@ FEATURES = [(name, _Lazy(p, re.I)) for name, p in [
     ("reasoning", r"\breasoning(?:_effort|_content|\.effort)?\b|\bthinking\b|--reasoning-parser|\banalysis channel\b"),
     ("builtin-tools", r"\bcode_interpreter\b|\bweb_search(?:_preview)?\b|\bbrowser\.(?:search|open|find)\b|"
                       r"\bbuilt-?in tools?\b|--tool-server\b|\bpython tool\b"),
-]]
+])
 
 # --- phase and failure ------------------------------------------------------------------------------------------
-PHASES = [(name, _Lazy(p, re.I)) for name, p in [
+PHASES = _table([
     ("install", r"\bpip install\b|\bBuilding wheel|\bNo matching distribution\b|\bResolutionImpossible\b|"
                 r"\bModuleNotFoundError\b|\bImportError\b|\bcmake\b|\bnvcc fatal\b|\bfailed building wheel\b|"
                 r"\bdependency conflict\b|\bcould not build wheels\b|\bundefined symbol\b"),
@@ -110,8 +116,8 @@ PHASES = [(name, _Lazy(p, re.I)) for name, p in [
                    r"\brole\W+tool\b|\btool results?\b"),
     ("mid-stream", r"\bmid-?stream\b|\bduring streaming\b|\bwhile streaming\b|\bstream (?:stops|cut|ends|broke)|"
                    r"\bin the middle of\b"),
-]]
-FAILURES = [(name, _Lazy(p, re.I)) for name, p in [
+])
+FAILURES = _table([
     ("crash", r"\bsegmentation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
               r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
               r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
@@ -125,7 +131,7 @@ FAILURES = [(name, _Lazy(p, re.I)) for name, p in [
              r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b"),
     ("slow", r"\bslow(?:er|ly|ness)?\b|\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
-]]
+])
 
 HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
     r"\bError code: (\d{3})\b",                                     # openai-python
@@ -145,7 +151,7 @@ GPU_RE = _Lazy(
     r"Apple M\d(?: Pro| Max| Ultra)?|M\d (?:Pro|Max|Ultra)|Arc (?:A|B)\d{3}|Intel Arc)\b")
 ARCH_RE = _Lazy(r"\b(sm_?\d{2,3}a?|gfx\d{3,4}[a-z]?)\b|\bcompute capability:? ?(\d{1,2})\.(\d)\b", re.I)
 MEMORY_RE = _Lazy(r"\b(\d{1,4}) ?(?:GB|GiB|G)\b(?: (?:of )?(?:VRAM|GPU memory|unified memory|memory|RAM))?", re.I)
-VENDORS = [(name, _Lazy(p, re.I)) for name, p in [
+VENDORS = _table([
     ("amd", r"\brocm\b|\bhip(?:Error\w*|BLAS)?\b|\bgfx\d{3,4}|\bradeon\b|\bMI\d{3}X?\b|\bstrix halo\b|\bryzen ai\b|"
             r"\bamdgpu\b|\bAMD\b"),
     ("apple", r"\bmetal\b|\bapple silicon\b|\bmps\b|\bmlx\b|\bmacos\b|\bmac ?(?:book|studio|mini)\b|\bApple M\d\b|"
@@ -154,11 +160,11 @@ VENDORS = [(name, _Lazy(p, re.I)) for name, p in [
     ("nvidia", r"\bcuda\b|\bnvidia\b|\bRTX\b|\bGeForce\b|\bsm_?\d{2,3}\b|\bcompute capability\b|\bnvcc\b|\bcublas\b|"
                r"\b[HAB]100\b|\b[HB]200\b|\bGB[23]00\b|\bL40S?\b|\bDGX\b|\bJetson\b|\bNCCL\b|\bflashinfer\b"),
     ("cpu", r"\bCPU[- ]only\b|\bon (?:the )?CPU\b|\bno GPU\b|\bwithout (?:a )?GPU\b|\bAVX2?\b|\bAVX-?512\b"),
-]]
+])
 
 # --- model ------------------------------------------------------------------------------------------------------
 SIZE_RE = _Lazy(r"gpt[-_ ]?oss[-_:/ ]?(20|120)b|\b(20|120)b\b", re.I)
-FORMATS = [(name, _Lazy(p, re.I)) for name, p in [
+FORMATS = _table([
     ("gguf", r"\.gguf\b|\bgguf\b|\bq[2-8]_k(?:_[msl])?\b|\bq8_0\b|\bf16\.gguf"),
     ("mxfp4", r"\bmxfp4\b"),
     ("bf16", r"\bbf16\b|\bbfloat16\b"),
@@ -167,7 +173,7 @@ FORMATS = [(name, _Lazy(p, re.I)) for name, p in [
     ("gptq", r"\bgptq\b"),
     ("nvfp4", r"\bnvfp4\b"),
     ("mlx", r"\bmlx-community\b|\bmlx (?:4|8)-?bit\b"),
-]]
+])
 
 
 @dataclass

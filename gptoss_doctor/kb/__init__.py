@@ -163,11 +163,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
             if isinstance(msg, str) and _markup_only(msg):
                 errs.append(f"{where}: message {msg!r} is only Harmony markup, which every leak shows: quote an "
                             "error text, or name the artifact under findings")
-        for pat in sig.get("patterns", []) or []:
-            try:
-                re.compile(pat)
-            except (re.error, TypeError) as exc:
-                errs.append(f"{where}: bad pattern {pat!r}: {exc}")
+        errs += _pattern_problems(where, sig.get("patterns"))
         toks = sig.get("token_ids", [])
         if not isinstance(toks, list) or not all(isinstance(t, int) and 0 <= t < 201088 for t in toks):
             errs.append(f"{where}: signatures.token_ids must be a list of token IDs below 201088")
@@ -199,6 +195,16 @@ def _markup_only(msg: str) -> bool:
     """A "message" that is Harmony special tokens, roles and channel names only (``<|channel|>analysis``):
     it would quote-match every leaked reply, whatever its cause."""
     return "<|" in msg and not _HARMONY_WORDS.sub("", msg)
+
+
+def _pattern_problems(where: str, patterns: Any) -> list[str]:
+    out = []
+    for pat in patterns or []:
+        try:
+            re.compile(pat)
+        except (re.error, TypeError) as exc:
+            out.append(f"{where}: bad pattern {pat!r}: {exc}")
+    return out
 
 
 def _is_texts(val: Any, nonempty: bool = False) -> bool:
@@ -297,23 +303,28 @@ def _invalid(errs: list[str]) -> UsageError:
                       hint="run 'gptoss-doctor kb validate' for the full list")
 
 
+def _load_cached(directory: Path, memo: dict, files: list[Path], make, validate) -> tuple[list, Path | None]:
+    """Items of a knowledge folder (entries or classes): memoised, from the JSON cache when the YAML has not
+    changed, else validated and cached. Invalid -> UsageError."""
+    cache = _cache_path(files) if files else None
+    items = _cached(cache, make)
+    if items is None:
+        items, errs = validate(directory)
+        if errs:
+            raise _invalid(errs)
+        _store(cache, [x.__dict__ for x in items])
+    memo[str(directory)] = items
+    return items, cache
+
+
 def load(directory: Path | None = None) -> list[Entry]:
     """Valid entries, from the JSON cache when the YAML has not changed. Invalid KB -> UsageError."""
     directory = directory or knowledge_dir()
-    key = str(directory)
-    if key in _LOADED:
-        return _LOADED[key]
-    files = _files(directory)
-    cache = _cache_path(files) if files else None
-    entries = _cached(cache, Entry)
-    if entries is None:
-        entries, errs = validate_dir(directory)
-        if errs:
-            raise _invalid(errs)
-        _store(cache, [e.__dict__ for e in entries])
+    if str(directory) in _LOADED:
+        return _LOADED[str(directory)]
+    entries, cache = _load_cached(directory, _LOADED, _files(directory), Entry, validate_dir)
     if cache is not None:
         _CACHE_OF[id(entries)] = cache
-    _LOADED[key] = entries
     return entries
 
 
@@ -372,11 +383,7 @@ def validate_class(raw: Any, path: str = "?") -> list[str]:
         for key in ("patterns", "failure", "features", "phase", "facets", "facets_api", "kinds", "artifacts"):
             if not _is_texts(sel.get(key, [])):
                 errs.append(f"{where}: select.{key} must be a list of non-empty strings")
-        for pat in sel.get("patterns", []) or []:
-            try:
-                re.compile(pat)
-            except (re.error, TypeError) as exc:
-                errs.append(f"{where}: bad pattern {pat!r}: {exc}")
+        errs += _pattern_problems(where, sel.get("patterns"))
     fixes = raw["fixes"]
     if not isinstance(fixes, list) or not fixes:
         errs.append(f"{where}: 'fixes' must be a non-empty list")
@@ -418,19 +425,9 @@ _CLASSES: dict[str, list[TriageClass]] = {}
 def load_classes(directory: Path | None = None) -> list[TriageClass]:
     """The triage classes, from their JSON cache when the YAML has not changed. Invalid -> UsageError."""
     directory = directory or knowledge_dir()
-    key = str(directory)
-    if key in _CLASSES:
-        return _CLASSES[key]
-    files = _class_files(directory)
-    cache = _cache_path(files) if files else None
-    classes = _cached(cache, TriageClass)
-    if classes is None:
-        classes, errs = validate_classes(directory)
-        if errs:
-            raise _invalid(errs)
-        _store(cache, [c.__dict__ for c in classes])
-    _CLASSES[key] = classes
-    return classes
+    if str(directory) in _CLASSES:
+        return _CLASSES[str(directory)]
+    return _load_cached(directory, _CLASSES, _class_files(directory), TriageClass, validate_classes)[0]
 
 
 def _prune(keep: Path, max_age: float = 7 * 86400) -> None:
