@@ -158,13 +158,13 @@ def entry_classes(entry: kb.Entry) -> frozenset[str]:
     key = (id(classes), entry.id)
     if key not in _ENTRY_CLASSES:
         from gptoss_doctor.explain.facets import extract
-        from gptoss_doctor.explain.parse import parse_text
+        from gptoss_doctor.explain.parse import Parsed
 
+        # the entry's own words, read like a text (no log parsing: its messages are quoted, not logged)
         text = "\n".join([entry.title, entry.summary, *entry.messages, *entry.symptoms, *entry.causes])
-        parsed = parse_text(text)
         arts = {FINDING_ARTIFACTS[f] for f in entry.findings if f in FINDING_ARTIFACTS}
-        f = extract(parsed, text, garbage="garbage-output" in arts, artifact_kinds=arts)
-        kinds = {e.kind for e in parsed.errors}
+        f = extract(Parsed(), text, garbage="garbage-output" in arts, artifact_kinds=arts)
+        kinds = {"harmony"} if "harmony" in entry.engines or "HarmonyError" in text else set()
         _ENTRY_CLASSES[key] = frozenset(c.id for c in classes if _score(c, f, text, kinds, arts)[0] >= MIN_SCORE)
     return _ENTRY_CLASSES[key]
 
