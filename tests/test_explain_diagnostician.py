@@ -209,3 +209,29 @@ def test_kb_validate_checks_the_triage_classes(tmp_path):
     _, errs = kb.validate_dir(copy)
     assert any("auth.yaml" in e and "https references" in e for e in errs), errs
     assert any("made-up.yaml" in e and "agreed ids" in e for e in errs), errs
+
+
+def _case(case_id: str) -> str:
+    """A benchmark case's text (real thread text, bench/cases; dev split)."""
+    import bench_accuracy as B
+
+    return next(c.text for c in B.load_cases() if c.id == case_id)
+
+
+def test_an_entry_for_other_hardware_drops(cli, tmp_path):
+    # vLLM on an MI355X (HIP errors): an entry about NVIDIA's DGX Spark is a lead at most, and says why
+    doc = explain_json(cli, _case("gpu-kernels-vllm-32895-mi355x-hip"), tmp_path)
+    assert doc["facets"]["hardware"]["vendor"] == "amd"
+    spark = [m for m in doc["matches"] if m["id"] == "vllm-spark-gptoss-illegal-memory-cuda-graphs"]
+    assert spark and spark[0]["confidence"] == "low"
+    assert any("nvidia hardware and the text shows amd" in ev for ev in spark[0]["evidence"])
+
+
+def test_engine_entries_drop_for_a_hosted_provider_text(cli, tmp_path):
+    # pydantic-ai #3333: gpt-oss-120b-maas on Vertex through a Gemini client
+    doc = explain_json(cli, _case("proxies-sdks-pydanticai-3333-vertex-maas-invalid-argument"), tmp_path)
+    assert doc["facets"]["provider"]["name"] == "vertex_ai"
+    engine_only = [m for m in doc["matches"] if m["id"] == "lmdeploy-streaming-tool-args-duplicated"]
+    assert engine_only and all(m["confidence"] == "low" and any("hosted provider vertex_ai" in ev for ev in m["evidence"])
+               for m in engine_only)
+    assert doc["matches"][0]["id"] == "hosted-vertex-gpt-oss-maas-gemini-client"

@@ -74,7 +74,7 @@ PROVIDERS: list[tuple[str, _Lazy]] = _table([
     ("deepinfra", r"\bdeepinfra/|\bdeepinfra\b"),
     ("nebius", r"\bnebius/|\bnebius\b"),
     ("sambanova", r"\bsambanova/|\bsambanova\b"),
-    ("huggingface", r"\bhuggingface/|\binference providers\b|router\.huggingface\.co"),
+    ("huggingface", r"\binference providers\b|router\.huggingface\.co"),
     ("ollama-cloud", r"\bollama\.com/api\b|\bollama cloud\b|\bturbo mode\b"),
 ])
 
