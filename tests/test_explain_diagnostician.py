@@ -232,6 +232,6 @@ def test_engine_entries_drop_for_a_hosted_provider_text(cli, tmp_path):
     doc = explain_json(cli, _case("proxies-sdks-pydanticai-3333-vertex-maas-invalid-argument"), tmp_path)
     assert doc["facets"]["provider"]["name"] == "vertex_ai"
     engine_only = [m for m in doc["matches"] if m["id"] == "lmdeploy-streaming-tool-args-duplicated"]
-    assert engine_only and all(m["confidence"] == "low" and any("hosted provider vertex_ai" in ev for ev in m["evidence"])
-               for m in engine_only)
+    assert engine_only and all(
+        m["confidence"] == "low" and any("hosted provider vertex_ai" in ev for ev in m["evidence"]) for m in engine_only)
     assert doc["matches"][0]["id"] == "hosted-vertex-gpt-oss-maas-gemini-client"
