@@ -334,7 +334,9 @@ def _model(head: str) -> dict | None:
 def extract(parsed: Parsed, text: str | None = None, *, garbage: bool = False,
             artifact_kinds: set[str] | None = None) -> Facets:
     """The facets of a text (``text``, else the parsed sample and error messages)."""
-    head = (text if text is not None else "\n".join([parsed.sample, *(e.message for e in parsed.errors[:50])]))
+    # a streamed log is not kept whole: its start, its error messages and its traceback frames stand for it
+    head = (text if text is not None else "\n".join([parsed.sample, *(e.message for e in parsed.errors[:50]),
+                                                     *parsed.frames]))
     head = head[:MAX_READ]
     f = Facets()
     f.engine = _engine(parsed, head)
