@@ -235,3 +235,15 @@ def test_engine_entries_drop_for_a_hosted_provider_text(cli, tmp_path):
     assert engine_only and all(
         m["confidence"] == "low" and any("hosted provider vertex_ai" in ev for ev in m["evidence"]) for m in engine_only)
     assert doc["matches"][0]["id"] == "hosted-vertex-gpt-oss-maas-gemini-client"
+
+
+def test_json_carries_no_raw_bidi_or_c1_from_the_text(cli, tmp_path):
+    # hostile input: a bidi override and a C1 control inside a model name the triage quotes back
+    text = "openai.NotFoundError: Error code: 404 - The model `gpt-oss\u202e\u0085x` does not exist\n"
+    f = tmp_path / "paste.txt"
+    f.write_text(text, encoding="utf-8")
+    res = cli("explain", "--offline", "--json", "--file", str(f))
+    assert "\u202e" not in res.stdout and "\u0085" not in res.stdout
+    doc = res.json()  # still valid JSON, the same strings once parsed
+    assert "\u202e" in doc["errors"][0]["message"]
+    assert classes(doc)[0] == "route-missing"

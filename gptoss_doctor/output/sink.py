@@ -21,6 +21,8 @@ import re
 UNICODE_MARKS = {"pass": "✓", "ok": "✓", "warn": "!", "fail": "✗", "error": "✗", "skip": "-", "info": "·"}
 # control characters (C0, DEL, C1) and the bidi overrides that can reorder a line: never sent raw to a terminal
 CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# what json.dumps(ensure_ascii=False) leaves raw inside strings: DEL, C1 and the bidi controls (it escapes C0 itself)
+JSON_UNSAFE_RE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # what an ASCII-only terminal gets instead of the typography the doctor itself uses
 ASCII_FALLBACK = str.maketrans({"·": "*", "—": "--", "–": "-", "…": "...", "→": "->", "←": "<-", "≥": ">=", "≤": "<=",
                                 "“": '"', "”": '"', "‘": "'", "’": "'", "✓": "+", "✗": "x", "×": "x", "•": "*"})
@@ -220,6 +222,9 @@ class Output:
         """Print the one versioned JSON document for ``command``."""
         doc = {"schema_version": SCHEMA_VERSION, "command": command}
         doc.update(payload)
-        self.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        text = json.dumps(doc, ensure_ascii=False, indent=2)
+        # json escapes C0 but not C1 or the bidi overrides: escape those too (same string once parsed, nothing raw)
+        text = JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+        self.stdout.write(text + "\n")
         self.stdout.flush()
         Output.json_emitted = True
