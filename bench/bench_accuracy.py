@@ -14,6 +14,11 @@ its own row ("independent-2") and is left out of "all", so the older rows keep t
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
                                                  # while tuning)
     python bench/bench_accuracy.py --json
+
+"right & confident" counts the cases whose top-1 is right with high or medium confidence: a matcher that calls
+everything "low" is as useless as one that calls everything "high". Cases labelled with triage classes
+(``classes: [auth, …]``, the ids under knowledge/classes/) also score the triage: the fraction of uncovered cases
+whose first triage class is among the labels.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class Case:
     independent: bool = False  # collected and labelled apart from the entries (bench/cases/independent.yaml)
     uncovered: bool = False  # a real gpt-oss problem no entry describes yet: right = no confident match
     set: str = ""  # collection set of an independent case ("2026-11-25": bench/cases/independent-2026-11-25.yaml)
+    classes: list[str] = field(default_factory=list)  # triage class ids that fit the case (labelled)
     split: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -70,7 +76,8 @@ def load_cases(folder: Path = CASES) -> list[Case]:
             cases.append(Case(cid, raw.get("source", ""), raw.get("kind", ""), str(raw["text"]), expect,
                               bool(raw.get("negative")) or (not expect and not uncovered), path.name,
                               independent=bool(raw.get("independent")), uncovered=uncovered,
-                              set=str(raw.get("set") or "")))
+                              set=str(raw.get("set") or ""),
+                              classes=[str(c) for c in raw.get("classes") or []]))
     return cases
 
 
@@ -78,10 +85,15 @@ def load_cases(folder: Path = CASES) -> list[Case]:
 class Result:
     case: Case
     ranked: list[tuple[str, str, float]]  # (entry id, confidence, score)
+    triage: list[str] = field(default_factory=list)  # triage class ids, best first (labelled cases only)
 
     @property
     def top1(self) -> bool:
         return bool(self.ranked) and self.ranked[0][0] in self.case.expect
+
+    @property
+    def right_confident(self) -> bool:
+        return self.top1 and self.ranked[0][1] in ("high", "medium")
 
     @property
     def top3(self) -> bool:
@@ -107,9 +119,20 @@ def run(cases: list[Case]) -> list[Result]:
         if unknown:
             raise SystemExit(f"{c.file}: case {c.id} expects unknown entries {unknown}")
         c.expect = list(dict.fromkeys(merged.get(x, x) for x in c.expect))
+        bad = [x for x in c.classes if x not in kb.CLASS_IDS]
+        if bad:
+            raise SystemExit(f"{c.file}: case {c.id} names unknown triage classes {bad}")
         found = matching.match_text(c.text, limit=5, entries=entries)
-        out.append(Result(c, [(m.entry.id, m.confidence, round(m.score, 3)) for m in found]))
+        out.append(Result(c, [(m.entry.id, m.confidence, round(m.score, 3)) for m in found],
+                          triage_of(c.text) if c.classes else []))
     return out
+
+
+def triage_of(text: str) -> list[str]:
+    """The triage class ids explain gives the text, best first (what ``explain --json`` shows under triage)."""
+    from gptoss_doctor.explain import explain_text
+
+    return [h.cls.id for h in explain_text(text, allow_download=False).triage]
 
 
 def summary(results: list[Result]) -> dict:
@@ -121,12 +144,17 @@ def summary(results: list[Result]) -> dict:
         return {
             "cases": len(pos), "top1": sum(r.top1 for r in pos), "top3": sum(r.top3 for r in pos),
             "top1_rate": round(sum(r.top1 for r in pos) / n, 3), "top3_rate": round(sum(r.top3 for r in pos) / n, 3),
+            "right_confident": sum(r.right_confident for r in pos),
+            "right_confident_rate": round(sum(r.right_confident for r in pos) / n, 3),
             "confident_wrong": sum(r.confident_wrong for r in pos),
             "negatives": len(neg), "negatives_confident_wrong": sum(r.confident_wrong for r in neg),
             # real gpt-oss problems without an entry: counted as misses in the end-to-end rate
             "uncovered": len(unc), "uncovered_confident_wrong": sum(
                 any(c in ("high", "medium") for _, c, _ in r.ranked) for r in unc),
             "end_to_end_top1_rate": round(sum(r.top1 for r in pos) / ((len(pos) + len(unc)) or 1), 3),
+            # uncovered cases labelled with triage classes: is explain's first triage class among the labels?
+            "uncovered_labelled": len(lab := [r for r in unc if r.case.classes]),
+            "triage_fits": sum(bool(r.triage) and r.triage[0] in r.case.classes for r in lab),
         }
 
     cited = _cited_urls()
@@ -163,12 +191,15 @@ def main(argv: list[str] | None = None) -> int:
         b = s[name]
         if not b["cases"] and not b["negatives"]:
             continue
-        line = (f"{name:11} {b['cases']:4} cases  top-1 {b['top1']:4} ({b['top1_rate']:.0%})  top-3 {b['top3']:4} "
+        line = (f"{name:11} {b['cases']:4} cases  top-1 {b['top1']:4} ({b['top1_rate']:.0%})  right & confident "
+                f"{b['right_confident']:4} ({b['right_confident_rate']:.0%})  top-3 {b['top3']:4} "
                 f"({b['top3_rate']:.0%})  confident wrong {b['confident_wrong']:3}   negatives {b['negatives']:3}, "
                 f"confident wrong {b['negatives_confident_wrong']}")
         if b["uncovered"]:
             line += (f"   uncovered {b['uncovered']} (confident wrong {b['uncovered_confident_wrong']}; "
                      f"end-to-end top-1 {b['end_to_end_top1_rate']:.0%})")
+        if b["uncovered_labelled"]:
+            line += f"   triage fits {b['triage_fits']}/{b['uncovered_labelled']} uncovered"
         print(line)
     if args.misses:
         for r in results:

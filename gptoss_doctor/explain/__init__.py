@@ -8,6 +8,7 @@ from typing import BinaryIO
 
 from gptoss_doctor import engines
 from gptoss_doctor.explain import artifacts as artifacts_mod
+from gptoss_doctor.explain import facets as facets_mod
 from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import parse as parsing
 from gptoss_doctor.explain.parse import Parsed, _Lazy
@@ -15,12 +16,15 @@ from gptoss_doctor.harmony.tokens import TokenInfo, decode_ids
 from gptoss_doctor.redact import redact
 from gptoss_doctor.results import CommandResult
 
-ORIGINS = ("server", "client", "proxy", "model-files", "hardware", "unknown")
+ORIGINS = ("server", "client", "proxy", "provider", "model-files", "hardware", "unknown")
 SERVER_PATH_RE = _Lazy(r"vllm/|sglang/|lmdeploy/|tensorrt_llm/|text_generation_server/|transformers/commands/|mlx_lm/")
 HARDWARE_RE = _Lazy(
     r"CUDA error|CUDA out of memory|no kernel image is available|compute capability|Minimum capability|"
     r"Sinks are only supported|FlashInfer requires sm|FlashAttention|not supported for the current GPU|"
     r"sink setting not supported|out of memory|NCCL error|cudaErrorNoKernelImageForDevice", re.I)
+# LiteLLM's wrapping of what its backend said: "OpenAIException - …", "Hosted_vllmException - …"
+BACKEND_WRAPPED_RE = _Lazy(r"\b[A-Z]\w*Exception - ")
+UNREACHABLE_RE = _Lazy(r"APIConnectionError|APITimeoutError|Connection refused|ConnectError|Connection error\.")
 MODEL_FILES_RE = _Lazy(r"generation_config\.json|chat_template|tokenizer_config\.json|\.gguf\b|template: :\d+:\d+", re.I)
 
 
@@ -34,10 +38,30 @@ class Explanation:
     matches: list[matching.Match] = field(default_factory=list)
     artifacts: list[artifacts_mod.Artifact] = field(default_factory=list)
     harmony_messages: list[artifacts_mod.HarmonyMessage] = field(default_factory=list)
+    facets: facets_mod.Facets = field(default_factory=facets_mod.Facets)
+    triage: list = field(default_factory=list)  # triage.TriageHit, best first
 
     @property
     def confident(self) -> bool:
         return bool(self.matches) and self.matches[0].confidence in ("high", "medium")
+
+    @property
+    def hosted_provider(self) -> str | None:
+        """The hosted provider serving the model, when the text shows one and no engine log of the user's own."""
+        f = self.facets
+        return f.provider["name"] if f.provider and not f.engine else None
+
+    def fix_items(self, m: matching.Match) -> list[tuple[str | None, str]]:
+        """A match's fixes for this text: at a hosted provider, no engine flag or upgrade is the user's to apply,
+        so those give way to the proxy's route, the client's recovery and a report to the provider."""
+        items = m.entry.fix_items()
+        prov = self.hosted_provider
+        if not prov:
+            return items
+        kept = [(lay, ln) for lay, ln in items
+                if lay not in ("server", "hardware") and not (lay is None and ENGINE_FIX_RE.search(ln))]
+        return kept + [("provider", f"report it to {prov} with the request and the raw reply: the model runs on "
+                                    "their servers, so no engine flag or upgrade of yours applies there")]
 
     def search_hint(self) -> dict | None:
         """When nothing matches confidently: the normalised message and where to search for it."""
@@ -60,10 +84,25 @@ class Explanation:
             "artifacts": [a.to_json() for a in self.artifacts],
             "harmony_messages": [m.to_json() for m in self.harmony_messages],
             "input": {"lines": p.lines, "bytes": p.bytes},
-            "matches": [_match_json(m) for m in self.matches],
+            "matches": [self._match_json(m) for m in self.matches],
             "search": self.search_hint(),
+            "facets": self.facets.to_json(),
+            "triage": {"known": self.confident, "classes": [h.to_json() for h in self.triage]},
         }
 
+    def _match_json(self, m: matching.Match) -> dict:
+        doc = _match_json(m)
+        if self.hosted_provider:
+            items = self.fix_items(m)
+            doc["fixes"] = [ln for _, ln in items]
+            doc["fixes_by_layer"] = {lay: [ln for la, ln in items if la == lay]
+                                     for lay in dict.fromkeys(la for la, _ in items if la)}
+        return doc
+
+
+# an engine-side fix: a start-up flag, an engine upgrade or install (no use at a hosted provider)
+ENGINE_FIX_RE = _Lazy(r"(?:^|\s)--[a-z]|\b(?:pip install|upgrade|launch|start (?:it|the server|vllm|sglang))\b|"
+                      r"\b(?:vLLM|SGLang|lmdeploy|llama\.cpp|llama-server|Ollama|TensorRT-LLM)\b", re.I)
 
 def _match_json(m: matching.Match) -> dict:
     """A match as JSON; an entry that merged several causes' forms also says how to tell which one the text shows."""
@@ -120,38 +159,59 @@ def search_hint(parsed: Parsed) -> dict | None:
 
 def _engine_label(parsed: Parsed) -> str | None:
     for key in parsed.engines:
-        if engines.known(key):
+        if engines.known(key) and key != "litellm":  # the proxy is a hop, not the engine that ran the model
             return engines.label(key)
     return None
 
 
 def where_raised(parsed: Parsed, matches: list[matching.Match],
-                 arts: list[artifacts_mod.Artifact] | None = None) -> tuple[str, str]:
+                 arts: list[artifacts_mod.Artifact] | None = None,
+                 facets: facets_mod.Facets | None = None) -> tuple[str, str]:
     """(origin, one sentence) for where the error was raised."""
     kinds = {e.kind for e in parsed.errors}
     art_kinds = {a.kind for a in arts or []}
     engine = _engine_label(parsed)
-    in_engine = f" inside {engine}" if engine else " inside the serving engine"
+    via_proxy = any(e.via == "litellm" or e.kind == "proxy" for e in parsed.errors) or "litellm" in parsed.engines
+    provider = facets.provider["name"] if facets and facets.provider and not engine else None
+    in_engine = (f" inside {engine}" if engine else f" at the hosted provider {provider}" if provider
+                 else " inside the backend engine behind the proxy" if via_proxy else " inside the serving engine")
     text = "\n".join(e.message for e in parsed.errors)
     frames = parsed.frames
-    via_proxy = any(e.via == "litellm" or e.kind == "proxy" for e in parsed.errors) or "litellm" in parsed.engines
+    if "garbage-output" in art_kinds:
+        return "model-files", ("the model's output is not language: its weights, their conversion or quantisation, "
+                               f"or the GPU kernels{in_engine} computing it are broken (no parser writes this)")
     if HARDWARE_RE.search(text):
         return "hardware", f"the GPU / driver{in_engine} rejected the model at start-up or while running it"
     if "harmony" in kinds:
-        client_side = frames and not any(SERVER_PATH_RE.search(f) for f in frames) and not engine
+        # a client library (openai, litellm, langchain …) or an HTTP status in the text: the error came back over
+        # HTTP from the server, it was not raised by the user's own call into openai-harmony
+        over_http = bool(facets and (facets.client or facets.http_status)) or any(
+            e.via or e.status for e in parsed.errors)
+        client_side = frames and not any(SERVER_PATH_RE.search(f) for f in frames) and not engine and not over_http
         if client_side:
             return "client", "your own code's call into openai-harmony raised it (no serving-engine frames in the traceback)"
-        hop = " and was passed on by the litellm proxy" if via_proxy else ""
+        hop = "; the litellm proxy passed it on (re-wrapped in its own exception, and may have retried it)" if via_proxy else ""
         sdk = any(e.via == "openai-sdk" for e in parsed.errors)
         seen = "; your OpenAI client only received it as an HTTP error" if sdk else ""
-        return "server", f"the server's Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
+        origin = "provider" if provider else "server"
+        who = "the backend server's" if via_proxy or provider else "the server's"
+        return origin, f"{who} Harmony parser (openai-harmony{in_engine}) raised it while reading the model's output{hop}{seen}"
     if "vocab" in kinds:
         return "server", f"openai-harmony{in_engine} could not load the o200k vocabulary at start-up (no network or a blocked download)"
     if via_proxy and (kinds & {"harmony-leak", "flattened"} or art_kinds):
         return "server", ("the model's raw output was not parsed by the server behind the litellm proxy, and the "
                           "proxy passed it on (see the fixes for each layer)")
+    if provider and (kinds & {"harmony-leak", "flattened"} or art_kinds):
+        return "provider", (f"the hosted provider {provider} returned the model's raw output unparsed: no engine flag "
+                            "of yours changes that (fix the proxy's route, recover in the client, or report it to "
+                            "the provider)")
+    if via_proxy and BACKEND_WRAPPED_RE.search(text):
+        return "proxy", ("the backend behind the litellm proxy answered with it and the proxy re-wrapped it: the "
+                         "message after '…Exception -' is the backend's own")
     if via_proxy:
         return "proxy", "the litellm proxy raised or relayed it"
+    if provider:
+        return "provider", f"the hosted provider {provider} (or the route to it) answered with it"
     if kinds & {"harmony-leak", "flattened"} or art_kinds & {"harmony-leak", "flattened-channels"}:
         return "server", f"the server{(' (' + engine + ')') if engine else ''} returned the model's raw Harmony output instead of parsing it into content / reasoning / tool calls"
     if "duplicated-fragments" in art_kinds:
@@ -160,6 +220,12 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
         return "server", f"the server{in_engine} returned the tool call as text: no tool-call parser turned it into tool_calls"
     if MODEL_FILES_RE.search(text):
         return "model-files", "the model's files (template or configuration) are involved"
+    client = facets.client["name"] if facets and facets.client else None
+    if client and facets.http_status and not engine:
+        return "server", (f"the server (or a proxy in front of it) answered HTTP {facets.http_status}; {client} "
+                          "raised it as an exception")
+    if client and not engine and UNREACHABLE_RE.search(text):
+        return "client", f"{client} got no HTTP answer at all (no server listening, a wrong URL, or the network)"
     if matches and matches[0].confidence in ("high", "medium"):
         origin = matches[0].entry.origin
         return origin, f"the best-matching known issue lies in the {origin.replace('-', ' ')}"
@@ -175,14 +241,24 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
                    api_key: str | None = None, text: str | None = None) -> Explanation:
     """The whole pipeline after parsing: recognise artifacts, match, decode token IDs, say where it was raised."""
     parsed, text = without_secrets(parsed), None if text is None else redact(text)
+    from gptoss_doctor.explain import triage
+
     source = text if text is not None else parsed.sample
     arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
-    findings = {a.finding: "the text shows " + a.evidence for a in arts}
-    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings)
+    art_kinds = {a.kind for a in arts}
+    facets = facets_mod.extract(parsed, text, garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
+    findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
+    hint = search_hint(parsed)
+    hits = triage.select(facets, source, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
+                         message=hint["query"] if hint else None)
+    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings, facets=facets,
+                                    classes={h.cls.id: h.cls.title for h in hits if h.strong})
     tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
                                allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
-    origin, detail = where_raised(parsed, matches, arts)
-    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages)
+    if not hits and matches:
+        hits = triage.from_neighbours(matches, facets, hint["query"] if hint else None)
+    origin, detail = where_raised(parsed, matches, arts, facets)
+    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
 
 
 def without_secrets(parsed: Parsed) -> Parsed:

@@ -151,6 +151,8 @@ def parse_flattened(text: str) -> list[HarmonyMessage]:
 # --- duplicated streamed fragments -------------------------------------------------------------------------------
 DOUBLED_WORD_RE = re.compile(r"(?<![A-Za-z])([A-Za-z]{3,})\1(?![a-z])")
 DOUBLED_PUNCT_RE = re.compile(r",,|::|\{\s*\\?n?\s*\{|\"\s\"|\\\"\s\\\"")
+# JSON arguments whose streamed pieces were each sent twice: '{"{"city"city": ": "PariParis"}s"}'
+DOUBLED_JSON_RE = re.compile(r'\{\\?"\{\\?"|\\?":\s?\\?":\s?\\?"')
 NATURAL_DOUBLES = {"bon", "cous", "mur", "tar", "bye", "pom", "tom", "yo-", "cha", "hub", "pap", "ma", "xox", "lol",
                    "ha", "boo", "can", "dum", "tut", "bar", "nana", "hot"}
 
@@ -169,6 +171,30 @@ def doubled_fragments(text: str) -> list[str]:
     return seen
 
 
+def garbled(text: str, *, runs: int = 2) -> str | None:
+    """Why ``text`` is not language a healthy model writes (random or broken weights, a bad quantisation or
+    kernel), else None: words run into themselves ("ultimaultimaultima"), or many writing systems mixed."""
+    import unicodedata
+
+    t = text[:4000]
+    doubled = doubled_fragments(t)
+    if runs > 2:  # a pasted text may show a stream's doubled fragments ("ParisParis"): only longer runs count
+        doubled = [d for d in doubled if re.search(re.escape(d) + re.escape(d[: len(d) // 2]), t)]
+    if len(doubled) >= 3 or (runs > 2 and doubled and len(doubled[0]) >= 9 and t.count(doubled[0]) >= 2):
+        return "words run into themselves (" + ", ".join(doubled[:3]) + ")"
+    scripts = set()
+    for ch in t:
+        if ch.isalpha():
+            try:
+                scripts.add(unicodedata.name(ch).split(" ")[0])
+            except ValueError:
+                continue
+    scripts -= {"LATIN"}
+    if len(scripts) >= 3:
+        return f"it mixes {len(scripts) + 1} writing systems"
+    return None
+
+
 # --- a tool call written as JSON text ------------------------------------------------------------------------------
 JSON_CALL_RE = re.compile(
     r"""\{\s*(?:\\?["'])name(?:\\?["'])\s*:\s*(?:\\?["'])([\w.\-]+)(?:\\?["'])\s*,\s*"""
@@ -177,7 +203,7 @@ JSON_CALL_RE = re.compile(
 
 @dataclass
 class Artifact:
-    kind: str  # harmony-leak | flattened-channels | duplicated-fragments | tool-call-as-text
+    kind: str  # harmony-leak | flattened-channels | duplicated-fragments | tool-call-as-text | garbage-output
     finding: str  # the check finding it corresponds to (entries list it in signatures.findings)
     evidence: str
     layer: str  # where it most likely came from
@@ -189,6 +215,13 @@ class Artifact:
 
 
 LAYER_FIXES = {
+    "garbage-output": {
+        "model-files": "check the weights: re-download or re-convert the checkpoint (a GGUF or quantisation made "
+                       "from the wrong files, or with an old converter, writes this), and compare with the original "
+                       "MXFP4 checkpoint",
+        "hardware": "check the kernels: the attention / MoE kernels for your GPU and data type (try another "
+                    "attention backend, or the engine's default dtype) — 'gptoss-doctor check URL' shows it again",
+    },
     "harmony-leak": {
         "server": "make the server parse Harmony into content / reasoning / tool_calls: the engine's tool-call and "
                   "reasoning parsers for gpt-oss (see the matched issue for the flag your engine and version need)",
@@ -246,9 +279,16 @@ def recognise(text: str, *, proxy_seen: bool = False) -> tuple[list[Artifact], l
                                  f"Harmony channel names run into the text without their markers ({chans})",
                                  _layer(proxy_seen), dict(LAYER_FIXES["flattened-channels"]),
                                  list(dict.fromkeys(tools))))
-    doubled = doubled_fragments(text)
+    why = garbled(text, runs=3)
+    if why:
+        # non-language output: broken weights, conversion, quantisation or kernels; never a tool parser's doubling
+        arts.append(Artifact("garbage-output", "", f"the output is not language ({why})", "model-files",
+                             dict(LAYER_FIXES["garbage-output"])))
+    doubled = [] if why else doubled_fragments(text)
     punct = DOUBLED_PUNCT_RE.findall(text[:MAX_TEXT])
-    if len(doubled) >= 2 or (doubled and punct):
+    json_doubles = set() if why else {m.replace("\\", "").replace(" ", "")[:2] for m in DOUBLED_JSON_RE.findall(text[:MAX_TEXT])}
+    if len(doubled) >= 2 or (doubled and punct) or len(json_doubles) >= 2:
+        doubled = doubled or sorted(DOUBLED_JSON_RE.findall(text[:MAX_TEXT]))[:2]
         arts.append(Artifact("duplicated-fragments", "probe.tools.stream_duplicated",
                              "streamed fragments appear twice in a row: " + ", ".join(doubled[:5]),
                              _layer(proxy_seen), dict(LAYER_FIXES["duplicated-fragments"])))

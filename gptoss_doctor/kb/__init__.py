@@ -183,11 +183,8 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
             if isinstance(msg, str) and _markup_only(msg):
                 errs.append(f"{where}: message {msg!r} is only Harmony markup, which every leak shows: quote an "
                             "error text, or name the artifact under findings")
-        for pat in [*(sig.get("patterns", []) or []), *(sig.get("routes", []) or [])]:
-            try:
-                re.compile(pat)
-            except (re.error, TypeError) as exc:
-                errs.append(f"{where}: bad pattern {pat!r}: {exc}")
+        errs += _pattern_problems(where, sig.get("patterns"))
+        errs += _pattern_problems(where, sig.get("routes"))
         toks = sig.get("token_ids", [])
         if not isinstance(toks, list) or not all(isinstance(t, int) and 0 <= t < 201088 for t in toks):
             errs.append(f"{where}: signatures.token_ids must be a list of token IDs below 201088")
@@ -225,6 +222,16 @@ def _markup_only(msg: str) -> bool:
     """A "message" that is Harmony special tokens, roles and channel names only (``<|channel|>analysis``):
     it would quote-match every leaked reply, whatever its cause."""
     return "<|" in msg and not _HARMONY_WORDS.sub("", msg)
+
+
+def _pattern_problems(where: str, patterns: Any) -> list[str]:
+    out = []
+    for pat in patterns or []:
+        try:
+            re.compile(pat)
+        except (re.error, TypeError) as exc:
+            out.append(f"{where}: bad pattern {pat!r}: {exc}")
+    return out
 
 
 def _is_texts(val: Any, nonempty: bool = False) -> bool:
@@ -291,6 +298,7 @@ def validate_dir(directory: Path | None = None) -> tuple[list[Entry], list[str]]
     errs += _alias_problems(entries)
     if not entries and not errs:
         errs.append(f"{directory}: no *.yaml entries")
+    errs += validate_classes(directory)[1]
     return entries, errs
 
 
@@ -328,39 +336,159 @@ _LOADED: dict[str, list[Entry]] = {}
 _CACHE_OF: dict[int, Path] = {}  # id(entries) -> its JSON cache file, where the compiled ranking index sits too
 
 
+def _cached(cache: Path | None, make):
+    """The objects ``make`` builds from the cached JSON rows in ``cache`` (None when absent or unreadable)."""
+    if cache is None:
+        return None
+    try:
+        return [make(**d) for d in json.loads(cache.read_text(encoding="utf-8"))]
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _store(cache: Path | None, rows: list[dict]) -> None:
+    if cache is None:
+        return
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(rows), encoding="utf-8")
+        os.replace(tmp, cache)
+        _prune(cache)
+    except OSError:
+        pass  # a read-only home is fine: we just parse the YAML each time
+
+
+def _invalid(errs: list[str]) -> UsageError:
+    return UsageError(f"invalid knowledge base: {errs[0]}" + (f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""),
+                      hint="run 'gptoss-doctor kb validate' for the full list")
+
+
+def _load_cached(directory: Path, memo: dict, files: list[Path], make, validate) -> tuple[list, Path | None]:
+    """Items of a knowledge folder (entries or classes): memoised, from the JSON cache when the YAML has not
+    changed, else validated and cached. Invalid -> UsageError."""
+    cache = _cache_path(files) if files else None
+    items = _cached(cache, make)
+    if items is None:
+        items, errs = validate(directory)
+        if errs:
+            raise _invalid(errs)
+        _store(cache, [x.__dict__ for x in items])
+    memo[str(directory)] = items
+    return items, cache
+
+
 def load(directory: Path | None = None) -> list[Entry]:
     """Valid entries, from the JSON cache when the YAML has not changed. Invalid KB -> UsageError."""
     directory = directory or knowledge_dir()
-    key = str(directory)
-    if key in _LOADED:
-        return _LOADED[key]
-    files = _files(directory)
-    cache = _cache_path(files) if files else None
+    if str(directory) in _LOADED:
+        return _LOADED[str(directory)]
+    entries, cache = _load_cached(directory, _LOADED, _files(directory), Entry, validate_dir)
     if cache is not None:
-        try:
-            data = json.loads(cache.read_text(encoding="utf-8"))
-            entries = [Entry(**d) for d in data]
-            _LOADED[key] = entries
-            _CACHE_OF[id(entries)] = cache
-            return entries
-        except (OSError, ValueError, TypeError):
-            pass
-    entries, errs = validate_dir(directory)
-    if errs:
-        raise UsageError(f"invalid knowledge base: {errs[0]}" + (f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""),
-                         hint="run 'gptoss-doctor kb validate' for the full list")
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps([e.__dict__ for e in entries]), encoding="utf-8")
-            os.replace(tmp, cache)
-            _prune(cache)
-        except OSError:
-            pass  # a read-only home is fine: we just parse the YAML each time
         _CACHE_OF[id(entries)] = cache
-    _LOADED[key] = entries
     return entries
+
+
+# --- triage classes: knowledge/classes/<id>.yaml ------------------------------------------------------------------
+# the agreed class ids (issue 17): every engineer's labels and tests use them, so the set is fixed here
+CLASS_IDS = ("auth", "unreachable", "engine-not-ready", "route-missing", "proxy-wrapped", "request-rejected",
+             "harmony-parse", "harmony-leak", "empty-or-reasoning-only", "tool-calls", "structured-output",
+             "garbage-output", "looping-slow", "load-failure", "oom", "kernel-hardware", "install-build",
+             "context-length", "responses-api")
+CLASS_KEYS = ("id", "title", "summary", "layers", "select", "checks", "fixes", "trackers", "query")
+CLASS_LAYERS = (*ORIGINS, "provider")
+SELECT_KEYS = ("http_status", "patterns", "failure", "features", "phase", "facets", "facets_api", "kinds", "artifacts")
+TRACKER_SLOTS = ("engine", "proxy", "client", "provider")
+
+
+@dataclass
+class TriageClass:
+    id: str
+    title: str
+    summary: str
+    layers: list[str]
+    select: dict
+    checks: list[str]
+    fixes: list[dict]  # {step, layer, references: [url]}
+    trackers: list[str]  # facet slots (engine, proxy, client, provider) or owner/repo
+    query: str
+    path: str = ""
+
+
+def validate_class(raw: Any, path: str = "?") -> list[str]:
+    """Schema problems of one triage class (empty when valid)."""
+    where = Path(path).name
+    if not isinstance(raw, dict):
+        return [f"{where}: top level must be a mapping"]
+    errs = [f"{where}: missing '{k}'" for k in CLASS_KEYS if k not in raw]
+    errs += [f"{where}: unknown key '{k}'" for k in raw if k not in CLASS_KEYS]
+    if errs:
+        return errs
+    if raw["id"] not in CLASS_IDS:
+        errs.append(f"{where}: class id must be one of the agreed ids ({', '.join(CLASS_IDS)})")
+    elif path != "?" and Path(path).stem != raw["id"]:
+        errs.append(f"{where}: file name must be '{raw['id']}.yaml'")
+    for key in ("title", "summary", "query"):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            errs.append(f"{where}: '{key}' must be non-empty text")
+    if not _is_texts(raw["layers"], nonempty=True) or set(raw["layers"]) - set(CLASS_LAYERS):
+        errs.append(f"{where}: 'layers' must list some of {', '.join(CLASS_LAYERS)}")
+    if not _is_texts(raw["checks"], nonempty=True):
+        errs.append(f"{where}: 'checks' must be a non-empty list of text")
+    sel = raw["select"]
+    if not isinstance(sel, dict) or not sel or set(sel) - set(SELECT_KEYS):
+        errs.append(f"{where}: 'select' must be a mapping of {', '.join(SELECT_KEYS)}")
+    else:
+        if not all(isinstance(s, int) and 100 <= s < 600 for s in sel.get("http_status", [])):
+            errs.append(f"{where}: select.http_status must list HTTP status codes")
+        for key in ("patterns", "failure", "features", "phase", "facets", "facets_api", "kinds", "artifacts"):
+            if not _is_texts(sel.get(key, [])):
+                errs.append(f"{where}: select.{key} must be a list of non-empty strings")
+        errs += _pattern_problems(where, sel.get("patterns"))
+    fixes = raw["fixes"]
+    if not isinstance(fixes, list) or not fixes:
+        errs.append(f"{where}: 'fixes' must be a non-empty list")
+    else:
+        for fx in fixes:
+            refs = fx.get("references") if isinstance(fx, dict) else None
+            if not isinstance(fx, dict) or set(fx) != {"step", "layer", "references"} or \
+                    not isinstance(fx["step"], str) or fx["layer"] not in CLASS_LAYERS:
+                errs.append(f"{where}: each fix needs exactly 'step', 'layer' (one of {', '.join(CLASS_LAYERS)}) "
+                            "and 'references'")
+            elif not _is_texts(refs, nonempty=True) or not all(re.match(URL_RE, u) for u in refs):
+                errs.append(f"{where}: each fix needs https references (a public issue or pull request)")
+    if not _is_texts(raw["trackers"], nonempty=True) or not all(
+            t in TRACKER_SLOTS or re.match(r"^[\w.-]+/[\w.-]+$", t) for t in raw["trackers"]):
+        errs.append(f"{where}: 'trackers' lists facet slots ({', '.join(TRACKER_SLOTS)}) or owner/repo names")
+    return errs
+
+
+def _class_files(directory: Path) -> list[Path]:
+    return _files(directory / "classes") if (directory / "classes").is_dir() else []
+
+
+def validate_classes(directory: Path | None = None) -> tuple[list[TriageClass], list[str]]:
+    directory = directory or knowledge_dir()
+    classes, errs = [], []
+    for path in _class_files(directory):
+        raw = _read_yaml(path)
+        problems = validate_class(raw, str(path))
+        if problems:
+            errs.extend(problems)
+            continue
+        classes.append(TriageClass(**raw, path=str(path)))
+    return classes, errs
+
+
+_CLASSES: dict[str, list[TriageClass]] = {}
+
+
+def load_classes(directory: Path | None = None) -> list[TriageClass]:
+    """The triage classes, from their JSON cache when the YAML has not changed. Invalid -> UsageError."""
+    directory = directory or knowledge_dir()
+    if str(directory) in _CLASSES:
+        return _CLASSES[str(directory)]
+    return _load_cached(directory, _CLASSES, _class_files(directory), TriageClass, validate_classes)[0]
 
 
 def _prune(keep: Path, max_age: float = 7 * 86400) -> None:

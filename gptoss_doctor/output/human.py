@@ -159,8 +159,38 @@ def _render_tokens(out: Output, tokens, notes) -> None:
     out.line()
 
 
+def _render_facets(out: Output, ex) -> None:
+    lines = ex.facets.lines()
+    if not lines:
+        return
+    out.heading("What I understood")
+    for name, value in lines:
+        out.detail(f"{name}: {value}", indent=2)
+    out.line()
+
+
+def _render_triage(out: Output, ex, verbose: bool) -> None:
+    if not ex.triage:
+        return
+    out.heading("Not a known issue — check these next" if not ex.confident else "Problem classes it also fits")
+    for n, h in enumerate(ex.triage, 1):
+        c = h.cls
+        out.mark("info", f"{n}. {c.title}  [{c.id}; layers: {', '.join(c.layers)}]", indent=2)
+        if ex.confident and not verbose:
+            continue
+        out.detail("why: " + "; ".join(h.why), indent=6)
+        for chk in (c.checks if verbose or n == 1 else c.checks[:1]):
+            out.detail("check: " + chk, indent=6)
+        for fx in (c.fixes if verbose or n == 1 else c.fixes[:1]):
+            out.detail(f"fix ({fx['layer']}): {fx['step']}", indent=6)
+            out.detail("see: " + ", ".join(fx["references"][:2]), indent=8)
+        for srch in h.searches[: 3 if verbose or n == 1 else 1]:
+            out.detail(f"search {srch['tracker']}: {srch['url']}", indent=6)
+
+
 def explanation(out: Output, ex, verbose: bool = False) -> None:
     p = ex.parsed
+    _render_facets(out, ex)
     _render_tokens(out, ex.tokens, ex.token_notes)
     if p.errors:
         out.heading(f"Errors found ({len(p.errors)}{' distinct' if p.lines > 1 else ''})")
@@ -185,20 +215,14 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
     if not ex.confident:
         out.mark("info", "No known issue explains this text with confidence." if ex.matches
                  else "No known issue matches this text.")
-        understood = [f"{len(p.errors)} error line(s)" if p.errors else "no error line (read as a description)"]
-        kinds = sorted({e.kind for e in p.errors})
-        if kinds:
-            understood.append("kind: " + ", ".join(kinds))
-        if p.engines:
-            understood.append("engine: " + ", ".join(p.engines))
-        if ex.tokens:
-            understood.append("tokens: " + ", ".join(f"{t.id}={t.text!r}" for t in ex.tokens[:6]))
-        out.detail("understood: " + "; ".join(understood), 4)
         if hint:
             out.detail(f'search for: "{hint["query"]}"', 4)
             for t in hint["trackers"]:
                 out.detail(f"in {t['repo']}: {t['url']}", 6)
         out.detail("or run 'gptoss-doctor kb search WORDS'.", 4)
+        if ex.triage:
+            out.line()
+            _render_triage(out, ex, verbose)
         if not ex.matches:
             return
         out.line()
@@ -215,7 +239,7 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
         for ev in m.evidence:
             out.detail("why: " + ev, indent=6)
         out.detail("cause: " + _seen_first(e.causes, seen, lambda c: c)[0], indent=6)
-        items = _seen_first(e.fix_items(), seen, lambda it: it[1])
+        items = _seen_first(ex.fix_items(m), seen, lambda it: it[1])
         layered = [it for it in items if it[0]]
         # with fixes for several layers, show one per layer (the layer the text points at first)
         shown = items if verbose else (_one_per_layer(layered, ex.origin) if len({x[0] for x in layered}) > 1 else items[:2])
@@ -229,6 +253,9 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
             out.detail(f"fix ({layer}): {fx}" if layer else "fix: " + fx, indent=6)
         for url in e.urls[:3]:
             out.detail("see: " + url, indent=6)
+    if ex.confident and ex.triage:
+        out.line()
+        _render_triage(out, ex, verbose)
 
 
 def _seen_names(engine_hints: dict) -> list[str]:
@@ -254,8 +281,8 @@ def _one_per_layer(items, origin: str):
     first: dict[str, str] = {}
     for layer, line in items:
         first.setdefault(layer, line)
-    order = sorted(first, key=lambda lay: (lay != origin, ["server", "proxy", "client", "model-files", "hardware"].index(lay)
-                                           if lay in ("server", "proxy", "client", "model-files", "hardware") else 9))
+    layers = ["server", "proxy", "provider", "client", "model-files", "hardware"]
+    order = sorted(first, key=lambda lay: (lay != origin, layers.index(lay) if lay in layers else 9))
     return [(lay, first[lay]) for lay in order]
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from gptoss_doctor import engines
+from gptoss_doctor.explain.artifacts import garbled  # noqa: F401 - shared with explain (one detector)
 from gptoss_doctor.net.http import Client, Response
 
 
@@ -174,25 +175,3 @@ MODEL_FIRST_FIX = "fix the model first (checkpoint, quantisation, kernels); no s
 GREETING_RE = re.compile(r"\b(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening|day)|welcome|howdy)\b|"
                          r"bonjour|hola|hallo|ciao|salut|olá|привет|你好|こんにちは|안녕", re.I)
 
-def garbled(text: str) -> Optional[str]:
-    """Why ``text`` is not language a healthy model writes (random or broken weights, a bad quantisation or
-    kernel), else None: words run into themselves ("ultimaultimaultima"), or many writing systems mixed."""
-    import unicodedata
-
-    from gptoss_doctor.explain.artifacts import doubled_fragments
-
-    t = text[:4000]
-    doubled = doubled_fragments(t)
-    if len(doubled) >= 3:
-        return "words run into themselves (" + ", ".join(doubled[:3]) + ")"
-    scripts = set()
-    for ch in t:
-        if ch.isalpha():
-            try:
-                scripts.add(unicodedata.name(ch).split(" ")[0])
-            except ValueError:
-                continue
-    scripts -= {"LATIN"}
-    if len(scripts) >= 3:
-        return f"it mixes {len(scripts) + 1} writing systems"
-    return None

@@ -1,0 +1,98 @@
+"""Calibration on problems the knowledge base does not describe, measured on the dev split only.
+
+The dev split has no uncovered cases, so it cannot show how often ``explain`` answers confidently about a problem
+no entry describes. Leave-one-out makes such cases from it: each dev case is matched against the knowledge base
+*without* the entries its label names (and the entries merged into them), so every high or medium answer it still
+gets is wrong by construction. Used to tune the confidence rules without reading the held-back or independent sets.
+
+    python bench/bench_calibration.py            # simulated-uncovered confident wrong, by the kind of evidence
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
+
+
+def kind_of(evidence: list[str]) -> str:
+    ev = " | ".join(evidence)
+    if "quotes the known message" in ev:
+        return "message quoted"
+    if "known message" in ev:
+        return "message shape"
+    if "pattern" in ev:
+        return "pattern"
+    if "token ID" in ev:
+        return "token ids"
+    if "shares these terms" in ev and ("is affected" in ev or "which this issue names" in ev):
+        return "words + facet"
+    if "shares these terms" in ev:
+        return "words"
+    return "artifact/other"
+
+
+def _loo() -> tuple[int, collections.Counter, list[str], int]:
+    import bench_accuracy as B
+    from gptoss_doctor import kb
+    from gptoss_doctor.explain import match as matching
+
+    entries = kb.load()
+    merged = kb.aliases(entries)
+    dev = [c for c in B.load_cases() if c.split == "dev" and not c.negative and c.expect]
+    kinds: collections.Counter = collections.Counter()
+    lines = []
+    for c in dev:
+        expect = {merged.get(x, x) for x in c.expect}
+        rest = [e for e in entries if e.id not in expect]
+        found = matching.match_text(c.text, limit=3, entries=rest)
+        if found and found[0].confidence in ("high", "medium"):
+            k = kind_of(found[0].evidence)
+            kinds[k] += 1
+            lines.append(f"- {c.id} -> {found[0].entry.id} ({found[0].confidence}, {k})")
+    return len(lines), kinds, lines, len(dev)
+
+
+def leave_one_out() -> tuple[int, collections.Counter]:
+    """(confident wrong answers, by kind of evidence) over the dev split with each case's own entries left out."""
+    wrong, kinds, _, _ = _loo()
+    return wrong, kinds
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--show", type=int, default=0, help="list N of the confident wrong answers (dev texts only)")
+    args = ap.parse_args(argv)
+
+    wrong, kinds, lines, n = _loo()
+    for line in lines[:args.show]:
+        print(line)
+    print(f"dev (leave-one-out)  {n} cases  confident wrong {wrong} ({100 * wrong // max(n, 1)}%)  by evidence: "
+          + ", ".join(f"{k} {v}" for k, v in kinds.most_common()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+def right_by_kind() -> collections.Counter:
+    """Right and confident dev answers by the kind of evidence they rest on (what a stricter rule would cost)."""
+    import bench_accuracy as B
+    from gptoss_doctor import kb
+    from gptoss_doctor.explain import match as matching
+
+    entries = kb.load()
+    merged = kb.aliases(entries)
+    out: collections.Counter = collections.Counter()
+    for c in B.load_cases():
+        if c.split != "dev" or c.negative or not c.expect:
+            continue
+        expect = {merged.get(x, x) for x in c.expect}
+        found = matching.match_text(c.text, limit=1, entries=entries)
+        if found and found[0].entry.id in expect and found[0].confidence in ("high", "medium"):
+            out[kind_of(found[0].evidence)] += 1
+    return out

@@ -1,0 +1,380 @@
+"""What a text shows about the set-up it came from ("What I understood"): engine and version, client library,
+proxy, hosted provider, API surface, streaming, features, phase, kind of failure, HTTP status, hardware, model.
+
+The engine comes from what ``parse.py`` already found (its log hints and traceback frames): this module does not
+detect engines again, it adds the version next to it and reads everything else. The facets rank and calibrate the
+known issues (``match.py``: an entry that contradicts one drops) and select the triage classes (``triage.py``).
+
+Client libraries are read from the exception classes they raise: ``openai.AuthenticationError`` (openai-python,
+https://github.com/openai/openai-python), ``litellm.InternalServerError`` (https://github.com/BerriAI/litellm),
+``langchain_openai`` / ``langchain_core`` frames, ``pydantic_ai.exceptions``, ``agents.exceptions`` (openai-agents),
+``llama_index`` frames; hosted providers from LiteLLM-style route prefixes (``vertex_ai/…``, ``bedrock/…``,
+``groq/…``) and their names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gptoss_doctor import engines
+from gptoss_doctor.explain.parse import Parsed, _Lazy
+
+MAX_READ = 65536  # how much of a text the facets read (the start of a log says the most about its set-up)
+
+
+def _table(pairs: list[tuple[str, str]], flags: int = re.I) -> list[tuple[str, _Lazy]]:
+    """(name, lazily compiled regex) rows: the first row whose regex matches names the facet."""
+    return [(name, _Lazy(p, flags)) for name, p in pairs]
+
+
+# --- clients: the exception classes and module paths each library prints ---------------------------------------
+CLIENTS: list[tuple[str, _Lazy]] = _table([
+    ("litellm", r"\blitellm\.(?:[A-Z]\w*(?:Error|Exception)|exceptions\b)|site-packages/litellm/"),
+    ("openai-agents", r"\bagents\.(?:exceptions|run|models)\b|\b(?:ModelBehaviorError|MaxTurnsExceeded|UserError)\b"
+                      r"|site-packages/agents/|\bopenai[-_]agents\b"),
+    ("langchain", r"\blangchain_(?:openai|core|community|ollama)\b|\blangchain\b|\bChatOpenAI\b|\bChatOllama\b"),
+    ("llamaindex", r"\bllama_index\b|\bllama[- ]index\b|\bOpenAILike\b"),
+    ("pydantic-ai", r"\bpydantic_ai\b|\bpydantic[- ]ai\b"),
+    ("openai-python", r"\bopenai\.(?:[A-Z]\w*Error)\b|site-packages/openai/|\bOpenAI/Python\b|openai/_base_client\.py"),
+    ("openai-node", r"\bOpenAI/JS\b|node_modules/openai/"),
+], 0)
+# the version a user agent or a package listing gives: "OpenAI/Python 1.99.1", "openai==1.99.1", "litellm 1.74.0"
+CLIENT_VERSION = {
+    "openai-python": _Lazy(r"(?:OpenAI/Python |\bopenai(?:==| version:? ?|\s+)v?)(\d+\.\d+\.\d+)", re.I),
+    "litellm": _Lazy(r"\blitellm(?:==| version:? ?|\s+v?)(\d+\.\d+\.\d+)", re.I),
+    "langchain": _Lazy(r"\blangchain(?:-openai|-core)?(?:==| version:? ?)(\d+\.\d+\.\d+)", re.I),
+    "pydantic-ai": _Lazy(r"\bpydantic[-_]ai(?:-slim)?(?:==| version:? ?)(\d+\.\d+\.\d+)", re.I),
+    "openai-agents": _Lazy(r"\bopenai-agents(?:==| version:? ?)(\d+\.\d+\.\d+)", re.I),
+    "llamaindex": _Lazy(r"\bllama[-_]index(?:-core|-llms-openai-like)?(?:==| version:? ?)(\d+\.\d+\.\d+)", re.I),
+}
+# app clients the parser already hints at (codex, cline, …): they are clients too
+APP_CLIENTS = ("codex", "openai-agents", "langchain", "llamaindex", "open-webui", "continue", "cline", "roo-code",
+               "anythingllm", "aider", "pydantic-ai", "vercel-ai")
+
+# --- proxies and hosted providers ------------------------------------------------------------------------------
+PROXIES: list[tuple[str, _Lazy]] = _table([
+    ("litellm", r"\blitellm\b"),
+    ("openrouter", r"\bopenrouter\b"),
+    ("portkey", r"\bportkey\b"),
+])
+PROXY_SEEN = _Lazy(r"\bmodel group\b|\bModel Group\b|\blitellm[_ -]proxy\b|\bproxy_server\b|:4000\b|\bLiteLLM Proxy\b",
+                   re.I)
+PROVIDERS: list[tuple[str, _Lazy]] = _table([
+    ("vertex_ai", r"\bvertex_ai(?:_beta)?/|\bvertex[- ]?ai\b|\bvertex error\b|aiplatform\.googleapis\.com|"
+                  r"\bgpt-oss-\d+b-maas\b|/publishers/openai/models/"),
+    ("bedrock", r"\bbedrock(?:_converse)?/|\bbedrock\b|\bopenai\.gpt-oss-\d+b-1:0\b"),
+    ("groq", r"\bgroq/|\bgroq\b"),
+    ("azure", r"\bazure(?:_ai)?/|\bazure (?:ai|openai)\b|\bai foundry\b|\.openai\.azure\.com"),
+    ("openrouter", r"\bopenrouter/|\bopenrouter\b"),
+    ("together_ai", r"\btogether_ai/|\btogether(?:\.ai| ai)\b"),
+    ("fireworks_ai", r"\bfireworks_ai/|\bfireworks(?:\.ai| ai)?\b"),
+    ("cerebras", r"\bcerebras/|\bcerebras\b"),
+    ("databricks", r"\bdatabricks/|\bdatabricks\b"),
+    ("deepinfra", r"\bdeepinfra/|\bdeepinfra\b"),
+    ("nebius", r"\bnebius/|\bnebius\b"),
+    ("sambanova", r"\bsambanova/|\bsambanova\b"),
+    ("huggingface", r"\binference providers\b|router\.huggingface\.co"),
+    ("ollama-cloud", r"\bollama\.com/api\b|\bollama cloud\b|\bturbo mode\b"),
+])
+
+# --- API surface, streaming, features ------------------------------------------------------------------------
+APIS = _table([
+    ("responses", r"/v1/responses\b|\bresponses\.(?:create|stream)\b|\bresponses api\b|\bprevious_response_id\b|"
+                  r"\bresponse\.output_(?:text|item)\b"),
+    ("ollama", r"/api/(?:chat|generate)\b|\bollama\.chat\b"),
+    ("completions", r"/v1/completions\b|\bcompletions\.create\((?!.*messages)|\btext completion\b"),
+    ("chat", r"/v1/chat/completions\b|\bchat\.completions\b|\bchat completions?\b|\bChatCompletion\b"),
+])
+STREAM_ON = _Lazy(r"\bstream\s*[=:]\s*(?:true|True)\b|\"stream\":\s*true|\bstreaming\b|\bstreamed\b|\bSSE\b|"
+                  r"^\s*data: \{|\bdelta\b|\bchunk\b", re.I | re.M)
+STREAM_OFF = _Lazy(r"\bstream\s*[=:]\s*(?:false|False)\b|\"stream\":\s*false|\bnon-stream(?:ing)?\b", re.I)
+FEATURES = _table([
+    ("tools", r"\btool[_ -]?calls?\b|\btools\s*[=:]|\btool_choice\b|\bfunction[_ ]call(?:ing|s)?\b|\bto=functions\.|"
+              r"--tool-call-parser|--enable-auto-tool-choice|\btool use\b|\btool calling\b"),
+    ("structured-output", r"\bresponse_format\b|\bjson_schema\b|\bstructured outputs?\b|\bguided_(?:json|grammar|"
+                          r"decoding)\b|\bjson mode\b|\bgrammar\b|\bxgrammar\b|\boutlines\b"),
+    ("reasoning", r"\breasoning(?:_effort|_content|\.effort)?\b|\bthinking\b|--reasoning-parser|\banalysis channel\b"),
+    ("builtin-tools", r"\bcode_interpreter\b|\bweb_search(?:_preview)?\b|\bbrowser\.(?:search|open|find)\b|"
+                      r"\bbuilt-?in tools?\b|--tool-server\b|\bpython tool\b"),
+])
+
+# --- phase and failure ------------------------------------------------------------------------------------------
+PHASES = _table([
+    ("install", r"\bpip install\b|\bBuilding wheel|\bNo matching distribution\b|\bResolutionImpossible\b|"
+                r"\bModuleNotFoundError\b|\bImportError\b|\bcmake\b|\bnvcc fatal\b|\bfailed building wheel\b|"
+                r"\bdependency conflict\b|\bcould not build wheels\b|\bundefined symbol\b"),
+    ("load", r"\bloading (?:the )?(?:model|weights|checkpoint)\b|\bload_model\b|\bllama_model_load\b|"
+             r"\berror loading model\b|\bfailed to load model\b|\bsafetensors\b|\bmodel architecture\b|"
+             r"\bunsupported (?:model )?architecture\b|\bLoading safetensors checkpoint\b|\bweight loading\b|"
+             r"\bpull(?:ing)? manifest\b|\bcould not load\b|\bunable to load model\b"),
+    ("startup", r"\bstart(?:ing|ed)? (?:the )?server\b|\bUvicorn running\b|\bApplication startup\b|"
+                r"\bcapturing cuda graphs?\b|\bengine core initiali[sz]|\bwarm-?up\b|\bserve\b.*--|\bat start-?up\b|"
+                r"\bfailed to start\b"),
+    ("multi-turn", r"\bmulti-?turn\b|\bsecond (?:turn|request|message)\b|\bfollow-?up\b|\bprevious_response_id\b|"
+                   r"\bconversation history\b|\bafter (?:the )?(?:first|tool) (?:call|result|turn)\b|"
+                   r"\brole\W+tool\b|\btool results?\b"),
+    ("mid-stream", r"\bmid-?stream\b|\bduring streaming\b|\bwhile streaming\b|\bstream (?:stops|cut|ends|broke)|"
+                   r"\bin the middle of\b"),
+])
+FAILURES = _table([
+    ("crash", r"\bsegmentation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
+              r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
+              r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
+    ("oom", r"\bout of memory\b|\bOOM\b|\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
+            r"\binsufficient memory\b|\bfailed to allocate\b|\bKV cache\b.*\b(?:too small|larger than|not enough)\b|"
+            r"\bhipErrorOutOfMemory\b|\bmemory required\b"),
+    ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
+              r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
+              r"\bcontent is (?:empty|null|None)\b"),
+    ("loop", r"\brepeat(?:s|ing|ed)?\b|\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
+             r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b"),
+    ("slow", r"\bslow(?:er|ly|ness)?\b|\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
+             r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
+])
+
+HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
+    r"\bError code: (\d{3})\b",                                     # openai-python
+    r"\bstatus(?:[ _]code)?\W{0,3}(\d{3})\b",                        # "status code 404", "status_code=503", "status: 401"
+    r"\bHTTP/\d(?:\.\d)?\"? (\d{3})\b",                              # access logs
+    r"\b(\d{3}) (?:Unauthorized|Forbidden|Not Found|Bad Request|Unprocessable Entity|Service Unavailable|"
+    r"Bad Gateway|Gateway Timeout|Internal Server Error|Too Many Requests)\b",
+    r"\bHTTP (?:error )?(\d{3})\b",
+    r"\"code\":\s*\"?(\d{3})\b",
+]]
+
+# --- hardware ---------------------------------------------------------------------------------------------------
+GPU_RE = _Lazy(
+    r"\b(?:(?:NVIDIA |GeForce )?RTX ?(?:PRO )?\d{4}(?: ?Ti| ?Super)?(?: Blackwell)?|RTX ?A\d{4}|"
+    r"[HABL]\d{2,3}[SL]?(?: ?NVL| ?SXM| ?PCIe)?|GB\d{3}|B\d{3}|GH200|DGX Spark|Jetson \w+|Tesla \w+|"
+    r"Radeon (?:RX |Pro )?\w+(?: XTX| XT)?|(?:Instinct )?MI\d{3}X?|Strix Halo|Ryzen AI Max\+? ?\d*|"
+    r"Apple M\d(?: Pro| Max| Ultra)?|M\d (?:Pro|Max|Ultra)|Arc (?:A|B)\d{3}|Intel Arc)\b")
+ARCH_RE = _Lazy(r"\b(sm_?\d{2,3}a?|gfx\d{3,4}[a-z]?)\b|\bcompute capability:? ?(\d{1,2})\.(\d)\b", re.I)
+MEMORY_RE = _Lazy(r"\b(\d{1,4}) ?(?:GB|GiB|G)\b(?: (?:of )?(?:VRAM|GPU memory|unified memory|memory|RAM))?", re.I)
+VENDORS = _table([
+    ("amd", r"\brocm\b|\bhip(?:Error\w*|BLAS)?\b|\bgfx\d{3,4}|\bradeon\b|\bMI\d{3}X?\b|\bstrix halo\b|\bryzen ai\b|"
+            r"\bamdgpu\b|\bAMD\b"),
+    ("apple", r"\bmetal\b|\bapple silicon\b|\bmps\b|\bmlx\b|\bmacos\b|\bmac ?(?:book|studio|mini)\b|\bApple M\d\b|"
+              r"\bM[1-5] (?:Pro|Max|Ultra)\b"),
+    ("intel", r"\bxpu\b|\bsycl\b|\bipex\b|\bintel arc\b|\bArc [AB]\d{3}\b|\boneapi\b|\bLevel[- ]Zero\b"),
+    ("nvidia", r"\bcuda\b|\bnvidia\b|\bRTX\b|\bGeForce\b|\bsm_?\d{2,3}\b|\bcompute capability\b|\bnvcc\b|\bcublas\b|"
+               r"\b[HAB]100\b|\b[HB]200\b|\bGB[23]00\b|\bL40S?\b|\bDGX\b|\bJetson\b|\bNCCL\b|\bflashinfer\b"),
+    ("cpu", r"\bCPU[- ]only\b|\bon (?:the )?CPU\b|\bno GPU\b|\bwithout (?:a )?GPU\b|\bAVX2?\b|\bAVX-?512\b"),
+])
+
+# --- model ------------------------------------------------------------------------------------------------------
+SIZE_RE = _Lazy(r"gpt[-_ ]?oss[-_:/ ]?(20|120)b|\b(20|120)b\b", re.I)
+FORMATS = _table([
+    ("gguf", r"\.gguf\b|\bgguf\b|\bq[2-8]_k(?:_[msl])?\b|\bq8_0\b|\bf16\.gguf"),
+    ("mxfp4", r"\bmxfp4\b"),
+    ("bf16", r"\bbf16\b|\bbfloat16\b"),
+    ("fp8", r"\bfp8\b"),
+    ("awq", r"\bawq\b"),
+    ("gptq", r"\bgptq\b"),
+    ("nvfp4", r"\bnvfp4\b"),
+    ("mlx", r"\bmlx-community\b|\bmlx (?:4|8)-?bit\b"),
+])
+
+
+@dataclass
+class Facets:
+    engine: dict | None = None
+    client: dict | None = None
+    proxy: dict | None = None
+    provider: dict | None = None
+    api: str | None = None
+    streaming: bool | None = None
+    features: list[str] = field(default_factory=list)
+    phase: str | None = None
+    failure: list[str] = field(default_factory=list)
+    http_status: int | None = None
+    hardware: dict | None = None
+    model: dict | None = None
+
+    def to_json(self) -> dict:
+        return {"engine": self.engine, "client": self.client, "proxy": self.proxy, "provider": self.provider,
+                "api": self.api, "streaming": self.streaming, "features": self.features, "phase": self.phase,
+                "failure": self.failure, "http_status": self.http_status, "hardware": self.hardware,
+                "model": self.model}
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(facet, value) for each facet the text showed, in the order a reader needs them."""
+        out: list[tuple[str, str]] = []
+
+        def named(d: dict | None, label: str) -> None:
+            if d:
+                out.append((label, d["name"] + (f" {d['version']}" if d.get("version") else "")
+                            + (f' (seen as "{d["evidence"]}")' if d.get("evidence") else "")))
+
+        named(self.engine, "engine")
+        named(self.client, "client")
+        named(self.proxy, "proxy")
+        named(self.provider, "provider")
+        if self.api:
+            out.append(("API", self.api))
+        if self.streaming is not None:
+            out.append(("streaming", "yes" if self.streaming else "no"))
+        if self.features:
+            out.append(("features", ", ".join(self.features)))
+        if self.phase:
+            out.append(("phase", self.phase))
+        if self.failure:
+            out.append(("failure", ", ".join(self.failure)))
+        if self.http_status:
+            out.append(("HTTP status", str(self.http_status)))
+        if self.hardware:
+            h = self.hardware
+            out.append(("hardware", " ".join(str(x) for x in (
+                h.get("vendor"), h.get("gpu"), h.get("arch"),
+                f"{h['memory_gb']} GB" if h.get("memory_gb") else None) if x)))
+        if self.model:
+            out.append(("model", " ".join(x for x in (self.model.get("size"), self.model.get("format")) if x)))
+        return out
+
+
+def _ev(text: str) -> str:
+    return " ".join(text.split())[:60]
+
+
+def _engine(parsed: Parsed, head: str) -> dict | None:
+    for key, seen in parsed.engines.items():
+        if key == "litellm" or not engines.known(key):
+            continue
+        version = None
+        rx = re.compile(rf"\b{re.escape(key)}(?:[-_ ]?(?:server|serve))?(?:==|\s+version:?\s*(?:is\s*)?|[ :/]v?|\s+v)"
+                        r"(\d+\.\d+(?:\.\d+)?(?:(?:rc|\.post|\.dev)\d+)?)\b", re.I)
+        m = rx.search(head)
+        if m:
+            version = m.group(1)
+        elif key == "ollama":
+            m = re.search(r"\bollama version is (\d+\.\d+\.\d+)|\bversion=(\d+\.\d+\.\d+)", head)
+            version = (m.group(1) or m.group(2)) if m else None
+        return {"name": key, "version": version, "evidence": _ev(seen)}
+    return None
+
+
+WRAPPERS = ("openai-agents", "langchain", "llamaindex", "pydantic-ai")
+
+
+def _client(parsed: Parsed, head: str) -> dict | None:
+    # the library that raised it: a wrapper's frames first (they raise openai's exceptions), then the exception
+    # class of the last error (openai.X with a litellm.X inside its message is openai-python talking to a proxy)
+    last = next((e.exception for e in reversed(parsed.errors) if e.exception), None) or ""
+    order = [c for c in CLIENTS if c[0] in WRAPPERS]
+    if last.startswith("openai."):
+        order += [c for c in CLIENTS if c[0] == "openai-python"]
+    order += [c for c in CLIENTS if c not in order]
+    for name, rx in order:
+        m = rx.search(head)
+        if m:
+            vm = CLIENT_VERSION.get(name)
+            v = vm.search(head) if vm else None
+            return {"name": name, "version": v.group(1) if v else None, "evidence": _ev(m.group(0))}
+    for name in APP_CLIENTS:
+        if name in parsed.engines:
+            return {"name": name, "version": None, "evidence": _ev(parsed.engines[name])}
+    return None
+
+
+def _first(table, head: str) -> tuple[str, str] | None:
+    for name, rx in table:
+        m = rx.search(head)
+        if m:
+            return name, m.group(0)
+    return None
+
+
+def _status(parsed: Parsed, head: str) -> int | None:
+    for e in parsed.errors:
+        if e.status and 100 <= e.status < 600 and e.status != 200:
+            return e.status
+    for rx in HTTP_STATUS_RES:
+        for m in rx.finditer(head):
+            code = int(m.group(1))
+            if 400 <= code < 600:
+                return code
+    return None
+
+
+def _hardware(head: str) -> dict | None:
+    vendor = _first(VENDORS, head)
+    gpu = GPU_RE.search(head)
+    arch = ARCH_RE.search(head)
+    mem = None
+    for m in MEMORY_RE.finditer(head):
+        if m.group(0)[len(m.group(1)):].strip().split()[-1].lower() in ("vram", "memory", "ram") or gpu:
+            n = int(m.group(1))
+            if 2 <= n <= 2048:
+                mem = n
+                break
+    arch_s = None
+    if arch:
+        arch_s = arch.group(1).lower().replace("sm", "sm_").replace("sm__", "sm_") if arch.group(1) \
+            else f"sm_{arch.group(2)}{arch.group(3)}"
+    gpu_s = gpu.group(0) if gpu else None
+    vname = vendor[0] if vendor else None
+    if gpu_s and not vname:
+        vname = ("amd" if re.search(r"radeon|mi\d|strix|ryzen", gpu_s, re.I) else
+                 "apple" if re.search(r"\bM\d", gpu_s) else "intel" if "Arc" in gpu_s else "nvidia")
+    if arch_s and not vname:
+        vname = "amd" if arch_s.startswith("gfx") else "nvidia"
+    if not (vname or gpu_s or arch_s):
+        return None
+    return {"vendor": vname, "arch": arch_s, "gpu": gpu_s, "memory_gb": mem}
+
+
+def _model(head: str) -> dict | None:
+    size = SIZE_RE.search(head)
+    fmt = _first(FORMATS, head)
+    if not size and not fmt:
+        return None
+    return {"size": (size.group(1) or size.group(2)) + "b" if size else None, "format": fmt[0] if fmt else None}
+
+
+def extract(parsed: Parsed, text: str | None = None, *, garbage: bool = False,
+            artifact_kinds: set[str] | None = None) -> Facets:
+    """The facets of a text (``text``, else the parsed sample and error messages)."""
+    # a streamed log is not kept whole: its start, its error messages and its traceback frames stand for it
+    head = (text if text is not None else "\n".join([parsed.sample, *(e.message for e in parsed.errors[:50]),
+                                                     *parsed.frames]))
+    head = head[:MAX_READ]
+    f = Facets()
+    f.engine = _engine(parsed, head)
+    f.client = _client(parsed, head)
+    prox = _first(PROXIES, head)
+    if prox and prox[0] == "litellm" and f.client and f.client["name"] == "litellm" and not PROXY_SEEN.search(head):
+        prox = None  # the LiteLLM SDK called the backend itself: no proxy in between
+    if prox or ("litellm" in parsed.engines and not (f.client and f.client["name"] == "litellm")):
+        f.proxy = {"name": prox[0] if prox else "litellm", "evidence": _ev(prox[1] if prox else parsed.engines["litellm"])}
+    prov = _first(PROVIDERS, head)
+    if prov:
+        f.provider = {"name": prov[0], "evidence": _ev(prov[1])}
+    api = _first(APIS, head)
+    f.api = api[0] if api else ("ollama" if f.engine and f.engine["name"] == "ollama" and "/api/" in head else None)
+    if STREAM_OFF.search(head):
+        f.streaming = False
+    elif STREAM_ON.search(head):
+        f.streaming = True
+    f.features = [name for name, rx in FEATURES if rx.search(head)]
+    phase = _first(PHASES, head)
+    f.phase = phase[0] if phase else None
+    f.http_status = _status(parsed, head)
+    failure: list[str] = []
+    kinds = {e.kind for e in parsed.errors}
+    if kinds & {"traceback", "exception", "openai-sdk", "proxy", "harmony", "vocab"}:
+        failure.append("exception")
+    for name, rx in FAILURES:
+        if rx.search(head):
+            failure.append(name)
+    if garbage:
+        failure.append("garbage")
+    if kinds & {"harmony-leak", "flattened"} or (artifact_kinds or set()) & {"harmony-leak", "flattened-channels"}:
+        failure.append("leak")
+    if f.http_status:
+        failure.append("http-status")
+    f.failure = list(dict.fromkeys(failure))
+    if f.phase is None and f.http_status and not f.streaming:
+        f.phase = "first-request"
+    f.hardware = _hardware(head)
+    f.model = _model(head)
+    return f

@@ -1,0 +1,191 @@
+"""Triage for the unknown: which problem classes (``knowledge/classes/<id>.yaml``) a text shows, best first.
+
+A class is selected by what the text shows: its HTTP status, the exception names and words its patterns name, and
+its facets (failure kind, features, phase, a proxy or hosted provider, the API). Each selected class carries its
+layers, the checks that tell its causes apart, class-level fixes with their public references, and prefilled
+issue searches of the trackers the facets point at. No network call: the searches are links.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote_plus
+
+from gptoss_doctor import kb
+from gptoss_doctor.explain.facets import Facets
+
+MAX_CLASSES = 3
+MIN_SCORE = 1.5  # a single pattern of a class is enough to list it
+# a message (an exception, an HTTP status) outweighs a word of a description
+WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "artifacts": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
+           "phase": 1.5}
+PATTERN_WEIGHT, PATTERN_CAP = 1.5, 3
+
+CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
+                   "litellm": "BerriAI/litellm", "openai-agents": "openai/openai-agents-python",
+                   "langchain": "langchain-ai/langchain", "llamaindex": "run-llama/llama_index",
+                   "pydantic-ai": "pydantic/pydantic-ai"}
+PROXY_TRACKERS = {"litellm": "BerriAI/litellm"}
+
+
+@dataclass
+class TriageHit:
+    cls: kb.TriageClass
+    score: float
+    why: list[str] = field(default_factory=list)
+    searches: list[dict] = field(default_factory=list)
+    strong: bool = False  # selected by an HTTP status, a parsed error kind or an artifact (not by words alone)
+
+    def to_json(self) -> dict:
+        c = self.cls
+        return {"id": c.id, "title": c.title, "layers": c.layers, "why": self.why, "checks": c.checks,
+                "fixes": [{"step": f["step"], "layer": f["layer"], "references": f["references"]} for f in c.fixes],
+                "searches": self.searches}
+
+
+_COMPILED: dict[tuple[str, ...], list[re.Pattern]] = {}
+
+
+def _patterns(c: kb.TriageClass) -> list[re.Pattern]:
+    key = tuple(c.select.get("patterns", []))
+    if key not in _COMPILED:
+        _COMPILED[key] = [re.compile(p, re.I) for p in key]
+    return _COMPILED[key]
+
+
+def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
+           artifacts: set[str]) -> tuple[float, list[str]]:
+    sel = c.select
+    score, why = 0.0, []
+    arts = artifacts & set(sel.get("artifacts", []))
+    if arts:
+        score += WEIGHTS["artifacts"]
+        why.append("the text shows " + ", ".join(sorted(arts)))
+    if facets.http_status and facets.http_status in sel.get("http_status", []):
+        score += WEIGHTS["http_status"]
+        via = f" from {facets.client['name']}" if facets.client else ""
+        why.append(f"HTTP {facets.http_status}{via}")
+    hit_kinds = kinds & set(sel.get("kinds", []))
+    if hit_kinds:
+        score += WEIGHTS["kinds"]
+        why.append("the text has a " + ", ".join(sorted(hit_kinds)) + " error")
+    for slot in sel.get("facets", []):
+        val = getattr(facets, slot, None)
+        if val:
+            score += WEIGHTS["facets"] / (2 if slot == "hardware" else 1)  # hardware is named by many reports
+            if slot == "hardware":
+                why.append("hardware: " + " ".join(str(x) for x in (val.get("vendor"), val.get("gpu"), val.get("arch"))
+                                                   if x))
+            else:
+                why.append(f"{slot} {val['name']} (seen as \"{val['evidence']}\")")
+    if facets.api and facets.api in sel.get("facets_api", []):
+        score += WEIGHTS["facets_api"]
+        why.append(f"the {facets.api} API")
+    fail = [f for f in sel.get("failure", []) if f in facets.failure]
+    if fail:
+        score += WEIGHTS["failure"] * len(fail)
+        why.append("failure: " + ", ".join(fail))
+    feats = [f for f in sel.get("features", []) if f in facets.features]
+    if feats:
+        score += WEIGHTS["features"] * len(feats)
+        why.append("feature: " + ", ".join(feats))
+    if facets.phase and facets.phase in sel.get("phase", []):
+        score += WEIGHTS["phase"]
+        why.append(f"phase: {facets.phase}")
+    hits = []
+    for rx in _patterns(c):
+        m = rx.search(text)
+        if m:
+            hits.append(" ".join(m.group(0).split())[:40])
+            if len(hits) >= PATTERN_CAP:
+                break
+    if hits:
+        score += PATTERN_WEIGHT * len(hits)
+        why.append("the text says: " + ", ".join(f'"{h}"' for h in dict.fromkeys(hits)))
+    return score, why
+
+
+def _trackers(c: kb.TriageClass, facets: Facets) -> list[str]:
+    from gptoss_doctor.explain import TRACKERS
+
+    out: list[str] = []
+    for slot in c.trackers:
+        if "/" in slot:
+            out.append(slot)
+        elif slot == "engine" and facets.engine:
+            out.append(TRACKERS.get(facets.engine["name"], ""))
+        elif slot == "proxy" and facets.proxy:
+            out.append(PROXY_TRACKERS.get(facets.proxy["name"], ""))
+        elif slot == "client" and facets.client:
+            out.append(CLIENT_TRACKERS.get(facets.client["name"]) or TRACKERS.get(facets.client["name"], ""))
+    out = [t for t in dict.fromkeys(out) if t]
+    return out or ["vllm-project/vllm", "ollama/ollama", "ggml-org/llama.cpp"]
+
+
+def searches(c: kb.TriageClass, facets: Facets, message: str | None) -> list[dict]:
+    """Issue searches for this class in the trackers the facets point at (links only: nothing is fetched)."""
+    query = f'"{message[:120]}"' if message and len(message) >= 12 else f"gpt-oss {c.query}"
+    return [{"tracker": repo, "url": f"https://github.com/{repo}/issues?q={quote_plus(query)}"}
+            for repo in _trackers(c, facets)[:3]]
+
+
+def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifacts: set[str] | None = None,
+           message: str | None = None, limit: int = MAX_CLASSES) -> list[TriageHit]:
+    """The classes the text shows, best first (at most ``limit``; none when nothing points at a class)."""
+    text = text[:65536]
+    hits = []
+    for c in kb.load_classes():
+        score, why = _score(c, facets, text, kinds or set(), artifacts or set())
+        if score >= MIN_SCORE:
+            strong = bool((facets.http_status and facets.http_status in c.select.get("http_status", []))
+                          or (kinds or set()) & set(c.select.get("kinds", []))
+                          or (artifacts or set()) & set(c.select.get("artifacts", [])))
+            hits.append(TriageHit(c, score, why, strong=strong))
+    hits.sort(key=lambda h: (-h.score, kb.CLASS_IDS.index(h.cls.id)))
+    hits = hits[:limit]
+    for h in hits:
+        h.searches = searches(h.cls, facets, message)
+    return hits
+
+
+_ENTRY_CLASSES: dict[tuple[int, str], frozenset[str]] = {}  # (id of the loaded class list, entry id) -> classes
+
+
+def entry_classes(entry: kb.Entry) -> frozenset[str]:
+    """The classes an entry's own words select (its title, summary, messages, symptoms and causes)."""
+    classes = kb.load_classes()
+    key = (id(classes), entry.id)
+    if key not in _ENTRY_CLASSES:
+        from gptoss_doctor.explain.facets import extract
+        from gptoss_doctor.explain.parse import Parsed
+
+        # the entry's own words, read like a text (no log parsing: its messages are quoted, not logged)
+        text = "\n".join([entry.title, entry.summary, *entry.messages, *entry.symptoms, *entry.causes])
+        arts = {FINDING_ARTIFACTS[f] for f in entry.findings if f in FINDING_ARTIFACTS}
+        f = extract(Parsed(), text, garbage="garbage-output" in arts, artifact_kinds=arts)
+        kinds = {"harmony"} if "harmony" in entry.engines or "HarmonyError" in text else set()
+        _ENTRY_CLASSES[key] = frozenset(c.id for c in classes if _score(c, f, text, kinds, arts)[0] >= MIN_SCORE)
+    return _ENTRY_CLASSES[key]
+
+
+FINDING_ARTIFACTS = {"probe.harmony_leak": "harmony-leak", "probe.flattened_channels": "flattened-channels",
+                     "probe.tools.stream_duplicated": "duplicated-fragments", "probe.tools.no_parser": "tool-call-as-text"}
+
+
+def from_neighbours(matches: list, facets: Facets, message: str | None, limit: int = 2) -> list[TriageHit]:
+    """When the text selects no class by itself: the classes of the closest known issues (even low ones), as a
+    weaker triage — the kind of problem its nearest neighbours describe."""
+    votes: dict[str, float] = {}
+    names: dict[str, list[str]] = {}
+    for m in matches[:3]:
+        for cid in entry_classes(m.entry):
+            votes[cid] = votes.get(cid, 0.0) + m.score
+            names.setdefault(cid, []).append(m.entry.id)
+    by_id = {c.id: c for c in kb.load_classes()}
+    ranked = sorted(votes, key=lambda cid: (-votes[cid], kb.CLASS_IDS.index(cid)))[:limit]
+    hits = [TriageHit(by_id[cid], votes[cid], ["the closest known issues are this kind of problem: "
+                                                + ", ".join(names[cid][:3])]) for cid in ranked if cid in by_id]
+    for h in hits:
+        h.searches = searches(h.cls, facets, message)
+    return hits
