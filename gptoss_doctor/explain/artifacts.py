@@ -227,8 +227,9 @@ LAYER_FIXES = {
                   "reasoning parsers for gpt-oss (see the matched issue for the flag your engine and version need)",
         "proxy": "if the backend returns parsed tool_calls when called directly, the proxy in between is passing "
                  "raw text: compare with 'gptoss-doctor check BACKEND_URL' and fix the proxy's route for this model",
-        "client": "until the server is fixed, recover the messages from content: 'gptoss-doctor explain --json' "
-                  "lists them under harmony_messages (role, channel, recipient, content)",
+        "client": "until the server is fixed, recover the messages from content: gptoss_doctor.recover."
+                  "recover_completion() turns them into tool_calls and reasoning in your app ('gptoss-doctor explain "
+                  "--json' lists them under harmony_messages)",
     },
     "flattened-channels": {
         "server": "the server decodes with special tokens stripped and no reasoning parser: enable the engine's "
@@ -239,7 +240,8 @@ LAYER_FIXES = {
     "duplicated-fragments": {
         "server": "the server's streaming tool parser re-sends text it already sent: upgrade the engine (see the "
                   "matched issue for the fixed version)",
-        "client": "until then, call tools with stream=false, or build arguments from the final non-streamed message",
+        "client": "until then, call tools with stream=false, or undo the doubling in your app: "
+                  "gptoss_doctor.recover.recover_fragments() / recover_arguments() (only when the result is valid JSON)",
     },
     "tool-call-as-text": {
         "server": "the server has no tool-call parser for gpt-oss, so the call stays in content: enable it (see the "
