@@ -124,16 +124,22 @@ def _build(py: str, args: list[str], out: Path) -> Path:
     return out
 
 
+def vocab_file() -> Path:
+    """The real o200k_base.tiktoken (tests/conftest.find_vocab); without one, the calling test is skipped with the
+    one reason."""
+    vocab, why = find_vocab()
+    if vocab is None:
+        pytest.skip(why)
+    return vocab / VOCAB_NAME
+
+
 @functools.lru_cache(maxsize=None)
 def tiny_model(py: str, template: str) -> Path:
     """The tiny random gpt-oss of tests/recorded/build_tiny_gptoss.py (copied from ../shared/real), built with
     ``py`` (a Python with torch, transformers, tokenizers, tiktoken and safetensors) and the gpt-oss chat template
     ``template``."""
     build = SHARED_REAL / "build_tiny_gptoss.py"
-    vocab, why = find_vocab()
-    if vocab is None:
-        pytest.skip(why)
-    return _build(py, [str(build), "--vocab", str(vocab / VOCAB_NAME), "--chat-template", template, "--out"],
+    return _build(py, [str(build), "--vocab", str(vocab_file()), "--chat-template", template, "--out"],
                   cache_dir("gpt-oss-tiny", build, Path(template), py))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.realservers import (
-    SHARED_REAL, TOOL_REPLY, VOCAB, _build, cache_dir, findings, flag_fixes, free_port, running,
+    SHARED_REAL, TOOL_REPLY, _build, cache_dir, findings, flag_fixes, free_port, running, vocab_file,
 )
 
 PY = os.environ.get("GPTOSS_DOCTOR_REFERENCE_PY", "")
@@ -32,7 +32,7 @@ WHY = "the reference server serves only /v1/responses"
 def models() -> dict[str, Path]:
     """A tiny random gpt-oss and scripted copies: "tool" (a get_weather call) and "python" (a python tool call)."""
     build, script = SHARED_REAL / "build_tiny_gptoss.py", SHARED_REAL / "make_scripted_gptoss.py"
-    base = _build(PY, [str(build), "--vocab", str(VOCAB), "--chat-template", TEMPLATE, "--out"],
+    base = _build(PY, [str(build), "--vocab", str(vocab_file()), "--chat-template", TEMPLATE, "--out"],
                   cache_dir("gpt-oss-tiny-ref", build, Path(TEMPLATE), PY))
     out = {}
     for name, reply in (("tool", TOOL_REPLY), ("python", PYTHON_REPLY)):
@@ -43,7 +43,7 @@ def models() -> dict[str, Path]:
 
 def serve(tmp_path: Path, model: Path):
     port = free_port()
-    env = dict(os.environ, TIKTOKEN_ENCODINGS_BASE=str(VOCAB.parent), HF_HUB_OFFLINE="1",
+    env = dict(os.environ, TIKTOKEN_ENCODINGS_BASE=str(vocab_file().parent), HF_HUB_OFFLINE="1",
                TRANSFORMERS_OFFLINE="1")
     env.pop("PYTHON_EXECUTION_BACKEND", None)  # the default: docker
     return running([PY, "-m", "gpt_oss.responses_api.serve", "--checkpoint", str(model), "--port", str(port),

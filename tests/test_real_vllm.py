@@ -29,7 +29,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from tests.realservers import VOCAB, findings, flag_fixes, free_port, link_copy, running, stale_model, tiny_model
+from tests.realservers import findings, flag_fixes, free_port, link_copy, running, stale_model, tiny_model, vocab_file
 
 VLLM = os.environ.get("GPTOSS_DOCTOR_VLLM", "")
 TEMPLATE = os.environ.get("GPTOSS_DOCTOR_GPTOSS_TEMPLATE", "")
@@ -53,7 +53,7 @@ def serve(tmp_path: Path, model: Path, *flags: str) -> Iterator[str]:
     port = free_port()
     cache = tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "VLLM_API_KEY", "HF_TOKEN")}
-    env.update(TIKTOKEN_ENCODINGS_BASE=str(VOCAB.parent), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+    env.update(TIKTOKEN_ENCODINGS_BASE=str(vocab_file().parent), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1", PYTHONUNBUFFERED="1", VLLM_CPU_KVCACHE_SPACE="1",
                PYTHONPATH=str(PUPPET), PUPPET_LOG=str(tmp_path / "puppet.log"), NO_PROXY="*",
                VLLM_CACHE_ROOT=str(cache / "vllm"), TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"),
