@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 from dataclasses import dataclass, field
@@ -139,6 +140,47 @@ def explain(output: bytes, vocab_dir: Path) -> dict:
     return json.loads(r.stdout)
 
 
+def problems(fault: Fault, client: str, code: int, doc: dict) -> list[str]:
+    """What ``explain``'s answer (``doc``) to ``client``'s output for ``fault`` gets wrong (empty: right). The program
+    exited with ``code``. Shared with bench/bench_clients.py, which scores a folder of captured outputs."""
+    out: list[str] = []
+    matches = doc.get("matches") or []
+    top = [(m["id"], m["confidence"]) for m in matches[:3]]
+    confident = [m["id"] for m in matches if m["confidence"] in CONFIDENT]
+    triage = doc.get("triage")
+    if fault.entry:
+        if not (matches and matches[0]["id"] == fault.entry and matches[0]["confidence"] in CONFIDENT):
+            out.append(f"wanted {fault.entry} first with high/medium, got {top}")
+    else:
+        wrong = [m for m in confident if m not in fault.allowed]
+        if wrong:
+            out.append(f"confident wrong entries {wrong}")
+    if triage is None:
+        out.append("no triage in the answer")
+    else:
+        classes = [c["id"] for c in triage.get("classes") or []]
+        if fault.entry:
+            if triage.get("known") is not True:
+                out.append("triage.known is not true for a known issue")
+        elif not classes or classes[0] != fault.cls:
+            out.append(f"wanted triage class {fault.cls} first, got {classes[:3]}")
+        elif triage.get("known") is not False:
+            out.append("triage.known is not false")
+    facets = doc.get("facets")
+    if facets is None:
+        out.append("no facets in the answer")
+        return out
+    if code != 0 and (facets.get("client") or {}).get("name") != CLIENTS[client]:  # a traceback names its library
+        out.append(f"facets.client should be {CLIENTS[client]}, got {facets.get('client')}")
+    if fault.proxy:
+        if (facets.get("proxy") or {}).get("name") != "litellm":
+            out.append(f"facets.proxy should be litellm, got {facets.get('proxy')}")
+        detail = doc.get("origin_detail") or ""
+        if fault.entry and (doc.get("origin") != "server" or re.search(r"\b(inside|in) (the )?litellm", detail, re.I)):
+            out.append(f"the backend server raised it, not the proxy: origin {doc.get('origin')!r}, detail {detail!r}")
+    return out
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_real_client_output_is_explained(served, client, vocab_dir):
     fault, url = served
@@ -146,24 +188,5 @@ def test_real_client_output_is_explained(served, client, vocab_dir):
         pytest.skip(f"{client} prints an empty answer for {fault.id}: there is nothing to explain")
     run = run_client(client, fault, url)
     assert run.output.strip(), f"{client} printed nothing"
-    doc = explain(run.output, vocab_dir)
-    shown = run.output.decode("utf-8", "replace")[-1500:]
-    matches = doc["matches"]
-    confident = [m["id"] for m in matches if m["confidence"] in CONFIDENT]
-    if fault.entry:
-        assert matches and matches[0]["id"] == fault.entry and matches[0]["confidence"] in CONFIDENT, \
-            (confident, [m["id"] for m in matches[:3]], shown)
-        assert doc["triage"]["known"] is True
-    else:
-        classes = [c["id"] for c in doc["triage"]["classes"]]
-        assert classes and classes[0] == fault.cls, (classes, shown)
-        assert not [m for m in confident if m not in fault.allowed], (confident, shown)
-        assert doc["triage"]["known"] is False
-    facets = doc["facets"]
-    if run.code != 0:  # a traceback names the library that raised
-        assert (facets["client"] or {}).get("name") == CLIENTS[client], (facets["client"], shown)
-    if fault.proxy:
-        assert (facets["proxy"] or {}).get("name") == "litellm", (facets["proxy"], shown)
-        if fault.entry:  # the backend raised it, not the proxy
-            assert doc["cause_origin"] != "proxy" and "proxy" not in (doc["origin_detail"] or "").lower(), \
-                (doc["origin"], doc["cause_origin"], doc["origin_detail"])
+    wrong = problems(fault, client, run.code, explain(run.output, vocab_dir))
+    assert not wrong, (wrong, run.output.decode("utf-8", "replace")[-1500:])
