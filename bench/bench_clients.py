@@ -41,7 +41,7 @@ def main() -> int:
     rows = []
     for txt in sorted(args.folder.glob("*__*.txt")):
         client, fault_id = txt.stem.split("__", 1)
-        if client not in CLIENTS or fault_id not in faults:
+        if client not in CLIENTS or fault_id not in faults or client in faults[fault_id].silent:
             continue
         cmd = txt.with_suffix(".cmd").read_text(encoding="utf-8")
         code = int(re.search(r"exit code (-?\d+)", cmd).group(1))
@@ -57,17 +57,21 @@ def main() -> int:
                      doc["origin"], classes[0] if classes else "-", not wrong, confident_wrong, wrong))
     right = sum(r[7] for r in rows)
     cw = sum(r[8] for r in rows)
+    with_entry = [r for r in rows if faults[r[1]].entry]
+    entry_right = sum(r[3] == r[2] and r[4] in CONFIDENT for r in with_entry)
+    totals = (f"right {right}/{len(rows)}; known issue first with high/medium {entry_right}/{len(with_entry)} of the "
+              f"pairs the knowledge base describes; confident wrong {cw}/{len(rows)}")
     if args.markdown:
         print("| client | fault | wanted | top entry | confidence | origin | triage class | right | confident wrong |")
         print("|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             print("| " + " | ".join(map(str, r[:7])) + f" | {'yes' if r[7] else 'no'} | {'YES' if r[8] else ''} |")
-        print(f"\nright {right}/{len(rows)}, confident wrong {cw}/{len(rows)}")
+        print("\n" + totals)
     else:
         for r in rows:
             print(f"{'ok ' if r[7] else 'BAD'} {r[0]:14} {r[1]:20} top={r[3]} ({r[4]}) origin={r[5]} class={r[6]}"
                   + ("  CONFIDENT-WRONG" if r[8] else "") + ("" if r[7] else f"  {'; '.join(r[9])}"))
-        print(f"right {right}/{len(rows)}, confident wrong {cw}/{len(rows)}")
+        print(totals)
     return 0
 
 
