@@ -50,8 +50,7 @@ def main() -> int:
         wrong = problems(fault, client, code, doc)
         top = doc["matches"][0] if doc["matches"] else None
         want = fault.entry or fault.cls
-        confident_wrong = bool(top and top["confidence"] in CONFIDENT and top["id"] != fault.entry
-                               and top["id"] not in fault.allowed)
+        confident_wrong = bool(top and top["confidence"] in CONFIDENT and top["id"] != fault.entry)
         classes = [c["id"] for c in (doc.get("triage") or {}).get("classes", [])]
         rows.append((client, fault_id, want, top["id"] if top else "-", top["confidence"] if top else "-",
                      doc["origin"], classes[0] if classes else "-", not wrong, confident_wrong, wrong))

@@ -56,7 +56,6 @@ class Fault:
     proxy: bool = False  # through a real LiteLLM proxy
     entry: Optional[str] = None  # the known issue that must come first, high/medium
     cls: Optional[str] = None  # else: triage.classes[0].id
-    allowed: tuple = field(default=())  # entries that may be confident besides ``entry`` (same cause)
     silent: tuple = field(default=())  # clients whose output shows nothing of the fault (skipped, reason in FAULTS)
 
 
@@ -155,9 +154,8 @@ def problems(fault: Fault, client: str, code: int, doc: dict) -> list[str]:
         if doc.get("origin") != "server":  # every known fault here is the server's: the client only received it
             out.append(f"the server raised or caused it, explain says {doc.get('origin')!r}: {doc.get('origin_detail')!r}")
     else:
-        wrong = [m for m in confident if m not in fault.allowed]
-        if wrong:
-            out.append(f"confident wrong entries {wrong}")
+        if confident:
+            out.append(f"confident wrong entries {confident}")
     if triage is None:
         out.append("no triage in the answer")
     else:
