@@ -17,7 +17,15 @@ import pytest
 
 from tests.emulators import serve
 
-openai = pytest.importorskip("openai", reason="the real openai client is needed (pip install openai)")
+# the real openai client: the pinned client venv the real-client tests use (tests/real/setup_clients.sh), else the
+# one installed here
+import os
+
+CLIENT_PY = os.environ.get("GPTOSS_DOCTOR_CLIENTS_PY", "")
+if not CLIENT_PY:
+    pytest.importorskip("openai", reason="the real openai client is needed: set GPTOSS_DOCTOR_CLIENTS_PY "
+                                         "(tests/real/setup_clients.sh) or pip install openai")
+    CLIENT_PY = sys.executable
 
 CLIENT = textwrap.dedent("""
     import sys
@@ -40,7 +48,7 @@ CLIENT = textwrap.dedent("""
 
 def run_openai(base: str, model: str = "openai/gpt-oss-20b", tools: bool = False, stream: bool = False) -> str:
     """What the real openai client prints for this request (the traceback on failure, else the answer)."""
-    proc = subprocess.run([sys.executable, "-c", CLIENT, base, model, "1" if tools else "0", "1" if stream else "0"],
+    proc = subprocess.run([CLIENT_PY, "-c", CLIENT, base, model, "1" if tools else "0", "1" if stream else "0"],
                           capture_output=True, text=True, timeout=60)
     return proc.stdout + proc.stderr
 
