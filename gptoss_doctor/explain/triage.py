@@ -143,11 +143,17 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
                           or (artifacts or set()) & set(c.select.get("artifacts", [])))
             hits.append(TriageHit(c, score, why, strong=strong))
     hits.sort(key=lambda h: (-h.score, kb.CLASS_IDS.index(h.cls.id)))
+    if len(hits) > 1 and hits[0].cls.id in LAYER_CLASSES:
+        # a wrapper says where the error passed, the class it wraps says what went wrong: a proxy re-wrapping its
+        # backend's connection error is first of all a backend that is down
+        hits.insert(1, hits.pop(0))
     hits = hits[:limit]
     for h in hits:
         h.searches = searches(h.cls, facets, message)
     return hits
 
+
+LAYER_CLASSES = ("proxy-wrapped",)  # classes that name the layer an error passed through, not what went wrong
 
 _ENTRY_CLASSES: dict[tuple[int, str], frozenset[str]] = {}  # (id of the loaded class list, entry id) -> classes
 
