@@ -45,12 +45,14 @@ def main() -> int:
             continue
         cmd = txt.with_suffix(".cmd").read_text(encoding="utf-8")
         code = int(re.search(r"exit code (-?\d+)", cmd).group(1))
+        from gptoss_doctor import kb
+
         doc = explain(txt.read_bytes())
         fault = faults[fault_id]
         wrong = problems(fault, client, code, doc)
         top = doc["matches"][0] if doc["matches"] else None
-        want = fault.entry or fault.cls
-        confident_wrong = bool(top and top["confidence"] in CONFIDENT and top["id"] != fault.entry)
+        want = kb.get(fault.entry).id if fault.entry else fault.cls  # merged ids name the wider entry
+        confident_wrong = bool(top and top["confidence"] in CONFIDENT and top["id"] != want)
         classes = [c["id"] for c in (doc.get("triage") or {}).get("classes", [])]
         rows.append((client, fault_id, want, top["id"] if top else "-", top["confidence"] if top else "-",
                      doc["origin"], classes[0] if classes else "-", not wrong, confident_wrong, wrong))
