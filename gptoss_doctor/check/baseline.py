@@ -9,9 +9,7 @@ validated like any other untrusted file.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,31 +66,18 @@ def save(doc: dict, path: Path) -> None:
         del old
     payload = {"schema_version": 1, "command": "check", **doc,
                "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=".gptoss-doctor-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=1, ensure_ascii=True)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from gptoss_doctor.fixconfig.durable import write_durable
+
+    write_durable(path, (json.dumps(payload, indent=1, ensure_ascii=True) + "\n").encode())
 
 
 def _read(path: Path) -> dict:
+    from gptoss_doctor.fsread import Unreadable, read_capped
+
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BASELINE + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read the baseline {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BASELINE:
-        raise UsageError(f"{path} is larger than {MAX_BASELINE >> 20} MiB: not a saved check report")
+        raw = read_capped(path, MAX_BASELINE)
+    except Unreadable as exc:
+        raise UsageError(f"the baseline {path}: {exc}") from None
     try:
         doc = json.loads(raw.decode("utf-8", "replace"))
     except ValueError:

@@ -60,14 +60,14 @@ def _read(path: str) -> str:
     if path == "-":
         data = sys.stdin.buffer.read(MAX_REQUEST + 1)
     else:
-        p = Path(path)
-        if p.is_dir():
+        from gptoss_doctor.fsread import Unreadable, read_capped
+
+        if Path(path).is_dir():
             raise UsageError(f"{path} is a folder; give a request file (JSON body, curl command line or HAR)")
         try:
-            with open(p, "rb") as fh:
-                data = fh.read(MAX_REQUEST + 1)
-        except OSError as exc:
-            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+            data = read_capped(path, MAX_REQUEST)
+        except Unreadable as exc:
+            raise UsageError(f"{path}: {exc}") from None
     if len(data) > MAX_REQUEST:
         raise UsageError(f"{path} is larger than {MAX_REQUEST >> 20} MiB: not a request")
     if b"\0" in data[:8192]:
