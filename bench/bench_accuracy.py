@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "bench" / "cases"
 INDEPENDENT_2_SET = "2026-11-25"  # the second independent set (issue 17): its own split and row
+TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
 @dataclass
@@ -51,7 +52,9 @@ class Case:
     split: str = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.independent and self.set == INDEPENDENT_2_SET:
+        if self.set == TUNE_SET:
+            self.split = "tune"
+        elif self.independent and self.set == INDEPENDENT_2_SET:
             self.split = "independent-2"
         elif self.independent:
             self.split = "independent"
@@ -164,7 +167,8 @@ def summary(results: list[Result]) -> dict:
             "independent": block(indep),
             "unseen": block([r for r in indep if _norm_url(r.case.source) not in cited]),
             "independent-2": block([r for r in results if r.case.split == "independent-2"]),
-            "all": block([r for r in results if r.case.split != "independent-2"])}
+            "tune": block([r for r in results if r.case.split == "tune"]),
+            "all": block([r for r in results if r.case.split not in ("independent-2", "tune")])}
 
 
 def _norm_url(url: str) -> str:
@@ -179,7 +183,7 @@ def _cited_urls() -> set[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--misses", choices=["dev", "holdout", "independent", "independent-2", "all"],
+    ap.add_argument("--misses", choices=["dev", "tune", "holdout", "independent", "independent-2", "all"],
                     help="list the cases this split got wrong")
     args = ap.parse_args(argv)
     results = run(load_cases())
@@ -187,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"schema": "gptoss-doctor.bench-accuracy/1", **s}, indent=2))
         return 0
-    for name in ("dev", "holdout", "independent", "unseen", "independent-2", "all"):
+    for name in ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "all"):
         b = s[name]
         if not b["cases"] and not b["negatives"]:
             continue
