@@ -62,11 +62,46 @@ def leave_one_out() -> tuple[int, collections.Counter]:
     return wrong, kinds
 
 
+def triage_loo(split: str) -> tuple[int, int, collections.Counter, list[str]]:
+    """Triage on simulated unknowns: each labelled case of ``split`` explained without its own entries; does the
+    first triage class fit its labels? (fits, labelled, confusion (labels, first class), lines)"""
+    import bench_accuracy as B
+    from gptoss_doctor import kb
+    from gptoss_doctor.explain import explain_text
+
+    entries = kb.load()
+    merged = kb.aliases(entries)
+    cases = [c for c in B.load_cases() if c.split == split and not c.negative and c.classes]
+    fits, confusion, lines = 0, collections.Counter(), []
+    for c in cases:
+        expect = {merged.get(x, x) for x in c.expect}
+        rest = [e for e in entries if e.id not in expect]
+        got = [h.cls.id for h in explain_text(c.text, allow_download=False, entries=rest).triage]
+        if got and got[0] in c.classes:
+            fits += 1
+        else:
+            confusion[("/".join(c.classes), got[0] if got else "-")] += 1
+            lines.append(f"- {c.id} labels {c.classes} got {got}")
+    return fits, len(cases), confusion, lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--show", type=int, default=0, help="list N of the confident wrong answers (dev texts only)")
+    ap.add_argument("--triage", choices=["dev", "tune", "holdout"],
+                    help="the triage's first class on this split's labelled cases, each without its own entries "
+                         "(never list holdout misses while tuning)")
     args = ap.parse_args(argv)
 
+    if args.triage:
+        fits, n, confusion, lines = triage_loo(args.triage)
+        if args.triage != "holdout":
+            for line in lines[:args.show]:
+                print(line)
+            for (want, got), k in confusion.most_common(15):
+                print(f"  {k:3}  labelled {want:40} first class {got}")
+        print(f"{args.triage} (leave-one-out) triage fits {fits}/{n} ({100 * fits // max(n, 1)}%)")
+        return 0
     wrong, kinds, lines, n = _loo()
     for line in lines[:args.show]:
         print(line)

@@ -238,8 +238,10 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
 
 def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None = None, model: str | None = None,
                    allow_download: bool = True, engine: str | None = None, limit: int = 5,
-                   api_key: str | None = None, text: str | None = None) -> Explanation:
-    """The whole pipeline after parsing: recognise artifacts, match, decode token IDs, say where it was raised."""
+                   api_key: str | None = None, text: str | None = None,
+                   entries: list | None = None) -> Explanation:
+    """The whole pipeline after parsing: recognise artifacts, match, decode token IDs, say where it was raised.
+    ``entries`` replaces the loaded knowledge base (the benchmark's leave-one-out runs)."""
     parsed, text = without_secrets(parsed), None if text is None else redact(text)
     from gptoss_doctor.explain import triage
 
@@ -251,7 +253,8 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     hint = search_hint(parsed)
     hits = triage.select(facets, source, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
                          message=hint["query"] if hint else None)
-    matches = matching.match_parsed(parsed, engine=engine, limit=limit, text=text, findings=findings, facets=facets,
+    matches = matching.match_parsed(parsed, entries=entries, engine=engine, limit=limit, text=text, findings=findings,
+                                    facets=facets,
                                     classes={h.cls.id: h.cls.title for h in hits if h.strong})
     tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
                                allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
