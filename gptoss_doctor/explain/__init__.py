@@ -252,6 +252,7 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
     hint = search_hint(parsed)
     hits = triage.select(facets, source, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
+                         errors=[e.message for e in parsed.errors][:50],
                          message=hint["query"] if hint else None)
     matches = matching.match_parsed(parsed, entries=entries, engine=engine, limit=limit, text=text, findings=findings,
                                     facets=facets,

@@ -433,6 +433,7 @@ def match_text(text: str, *, engine: str | None = None, limit: int = 5,
     kinds = {a.kind for a in arts}
     facets = extract(parsed, text, garbage="garbage-output" in kinds, artifact_kinds=kinds)
     strong = {h.cls.id: h.cls.title for h in select(facets, text, kinds={e.kind for e in parsed.errors},
+                                                    errors=[e.message for e in parsed.errors][:50],
                                                     artifacts=kinds) if h.strong}
     return match_parsed(parsed, entries=entries, engine=engine, limit=limit, min_score=min_score, text=text,
                         findings={a.finding: "the text shows " + a.evidence for a in arts if a.finding},

@@ -21,6 +21,17 @@ MIN_SCORE = 1.5  # a single pattern of a class is enough to list it
 WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "artifacts": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
            "phase": 1.5}
 PATTERN_WEIGHT, PATTERN_CAP = 1.5, 3
+CONTEXT_WEIGHT = 0.5  # a pattern or feature seen only in the context (a launch command, a config, setup prose)
+# the lines that state the failure: what went wrong is said there, the rest of a paste is context (how it was
+# launched, what was installed); a class is chosen by the failure first
+FAILURE_LINE = re.compile(
+    r"error|exception|traceback|fail|fatal|crash|panic|abort|killed|segfault|cannot|can't|can not|couldn't|unable|"
+    r"not work|doesn't|does not|don't|won't|isn't|aren't|wasn't|never|no longer|stopped|wrong|broken|empty|missing|"
+    r"invalid|unsupported|not supported|unknown|unrecogni[sz]ed|refus|denied|forbidden|unauthori[sz]ed|timed? ?out|"
+    r"stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|however|only|problem|issue|bug|"
+    r"\b[45]\d\d\b", re.I)
+COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
+                          r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
 
 CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
                    "litellm": "BerriAI/litellm", "openai-agents": "openai/openai-agents-python",
@@ -54,8 +65,16 @@ def _patterns(c: kb.TriageClass) -> list[re.Pattern]:
     return _COMPILED[key]
 
 
+def focus_of(text: str, errors: list[str] | None = None) -> str:
+    """The part of a text that states the failure: its error messages and the lines that say something went wrong
+    (not launch commands); the whole text when no line does."""
+    lines = [ln for ln in text.splitlines() if FAILURE_LINE.search(ln) and not COMMAND_LINE.search(ln)]
+    focus = "\n".join([*(errors or []), *lines])
+    return focus if focus.strip() else text
+
+
 def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
-           artifacts: set[str]) -> tuple[float, list[str]]:
+           artifacts: set[str], focus: str | None = None) -> tuple[float, list[str]]:
     sel = c.select
     score, why = 0.0, []
     arts = artifacts & set(sel.get("artifacts", []))
@@ -88,20 +107,27 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
         why.append("failure: " + ", ".join(fail))
     feats = [f for f in sel.get("features", []) if f in facets.features]
     if feats:
-        score += WEIGHTS["features"] * len(feats)
+        from gptoss_doctor.explain.facets import FEATURES
+
+        rx = dict(FEATURES)
+        for f in feats:  # a feature the failure is about, or one the setup merely uses
+            score += WEIGHTS["features"] if focus is None or rx[f].search(focus) else CONTEXT_WEIGHT
         why.append("feature: " + ", ".join(feats))
     if facets.phase and facets.phase in sel.get("phase", []):
         score += WEIGHTS["phase"]
         why.append(f"phase: {facets.phase}")
     hits = []
     for rx in _patterns(c):
-        m = rx.search(text)
+        m = rx.search(focus) if focus is not None else None
+        weight = PATTERN_WEIGHT
+        if m is None:
+            m, weight = rx.search(text), (CONTEXT_WEIGHT if focus is not None else PATTERN_WEIGHT)
         if m:
             hits.append(" ".join(m.group(0).split())[:40])
+            score += weight
             if len(hits) >= PATTERN_CAP:
                 break
     if hits:
-        score += PATTERN_WEIGHT * len(hits)
         why.append("the text says: " + ", ".join(f'"{h}"' for h in dict.fromkeys(hits)))
     return score, why
 
@@ -131,12 +157,14 @@ def searches(c: kb.TriageClass, facets: Facets, message: str | None) -> list[dic
 
 
 def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifacts: set[str] | None = None,
-           message: str | None = None, limit: int = MAX_CLASSES) -> list[TriageHit]:
-    """The classes the text shows, best first (at most ``limit``; none when nothing points at a class)."""
+           message: str | None = None, limit: int = MAX_CLASSES, errors: list[str] | None = None) -> list[TriageHit]:
+    """The classes the text shows, best first (at most ``limit``; none when nothing points at a class).
+    ``errors``: the error messages parsed from it (they state the failure; the rest may be context)."""
     text = text[:65536]
+    focus = focus_of(text, errors)
     hits = []
     for c in kb.load_classes():
-        score, why = _score(c, facets, text, kinds or set(), artifacts or set())
+        score, why = _score(c, facets, text, kinds or set(), artifacts or set(), focus)
         if score >= MIN_SCORE:
             strong = bool((facets.http_status and facets.http_status in c.select.get("http_status", []))
                           or (kinds or set()) & set(c.select.get("kinds", []))
@@ -159,7 +187,10 @@ _ENTRY_CLASSES: dict[tuple[int, str], frozenset[str]] = {}  # (id of the loaded 
 
 
 def entry_classes(entry: kb.Entry) -> frozenset[str]:
-    """The classes an entry's own words select (its title, summary, messages, symptoms and causes)."""
+    """The classes an entry is a case of: the ones it names (``classes:``), else the ones its own words select
+    (its title, summary, messages, symptoms and causes)."""
+    if entry.classes:
+        return frozenset(entry.classes)
     classes = kb.load_classes()
     key = (id(classes), entry.id)
     if key not in _ENTRY_CLASSES:

@@ -29,7 +29,7 @@ ID_RE = r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$"
 URL_RE = r"^https://[^\s]+$"
 
 REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
-OPTIONAL = ("versions", "related", "variants", "distinguish", "replaces")
+OPTIONAL = ("versions", "related", "variants", "distinguish", "replaces", "classes")
 SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples", "routes")
 FIX_KEYS = ("step", "commands", "flags", "config", "layer")
 
@@ -55,6 +55,7 @@ class Entry:
     variants: list[str] = field(default_factory=list)  # class entries: how to tell the reports apart
     distinguish: list[str] = field(default_factory=list)  # merged entries: how to tell which variant you have
     replaces: list[str] = field(default_factory=list)  # ids of the narrower entries merged into this one
+    classes: list[str] = field(default_factory=list)  # the triage classes (knowledge/classes) this issue is a case of
     path: str = ""
 
     @property
@@ -101,7 +102,7 @@ class Entry:
                            "symptoms": self.symptoms, "findings": self.findings, "examples": self.examples,
                            "routes": self.routes},
             "causes": self.causes, "fixes": self.fixes, "references": self.references, "variants": self.variants,
-            "distinguish": self.distinguish, "replaces": self.replaces,
+            "distinguish": self.distinguish, "replaces": self.replaces, "classes": self.classes,
         }
 
 
@@ -205,6 +206,9 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         errs.append(f"{where}: 'replaces' must be a list of entry ids (lower-case kebab-case)")
     elif raw["id"] in replaces or len(set(replaces)) != len(replaces):
         errs.append(f"{where}: 'replaces' must not name the entry itself or an id twice")
+    classes = raw.get("classes", [])
+    if not isinstance(classes, list) or not all(c in CLASS_IDS for c in classes) or len(set(classes)) != len(classes):
+        errs.append(f"{where}: 'classes' must list triage class ids (some of {', '.join(CLASS_IDS)}), each once")
     for key, problems in (("engines", _engine_problems), ("fixes", _fix_problems), ("references", _ref_problems)):
         items = raw[key]
         if not isinstance(items, list) or not items:
@@ -274,7 +278,7 @@ def _entry(raw: dict, path: str) -> Entry:
         routes=list(sig.get("routes") or []), versions=dict(raw.get("versions") or {}),
         variants=[" ".join(v.split()) for v in raw.get("variants") or []],
         distinguish=[" ".join(d.split()) for d in raw.get("distinguish") or []],
-        replaces=list(raw.get("replaces") or []), path=path,
+        replaces=list(raw.get("replaces") or []), classes=list(raw.get("classes") or []), path=path,
     )
 
 
