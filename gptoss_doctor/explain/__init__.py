@@ -251,16 +251,17 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     facets = facets_mod.extract(parsed, text, garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
     findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
     hint = search_hint(parsed)
+    votes = triage.neighbour_votes(source, entries)
     hits = triage.select(facets, source, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
-                         errors=[e.message for e in parsed.errors][:50],
+                         errors=[e.message for e in parsed.errors][:50], votes=votes,
                          message=hint["query"] if hint else None)
     matches = matching.match_parsed(parsed, entries=entries, engine=engine, limit=limit, text=text, findings=findings,
                                     facets=facets,
                                     classes={h.cls.id: h.cls.title for h in hits if h.strong})
     tokens, notes = decode_ids(parsed.token_ids, vocab_path=vocab, url=url, model=model,
                                allow_download=allow_download, api_key=api_key) if parsed.token_ids else ([], [])
-    if not hits and matches:
-        hits = triage.from_neighbours(matches, facets, hint["query"] if hint else None)
+    if not hits:
+        hits = triage.from_neighbours(votes, facets, hint["query"] if hint else None)
     origin, detail = where_raised(parsed, matches, arts, facets)
     return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
 

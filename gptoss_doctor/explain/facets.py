@@ -121,7 +121,7 @@ FAILURES = _table([
     ("crash", r"\bsegmentation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
               r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
               r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
-    ("oom", r"\bout of memory\b|\bOOM\b|\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
+    ("oom", r"\bout of mem\w*|\bOOM(?:s|ed|ing)?\b|\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
             r"\binsufficient memory\b|\bfailed to allocate\b|\bKV cache\b.*\b(?:too small|larger than|not enough)\b|"
             r"\bhipErrorOutOfMemory\b|\bmemory required\b"),
     ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
