@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 HIGH, MEDIUM, LOW = 0.75, 0.45, 0.15
 TIE_MARGIN = 0.05  # a medium match must lead the next one by this much to stay medium
 WORDS_MARGIN = 0.03  # a match on words alone must lead the next one by this much to stay confident
-WORDS_LEAD = 0.15  # ... and a description matched by shared words alone (engine or client agreeing or not) by this
+WORDS_LEAD = 0.2  # ... and a description matched by shared words alone (engine or client agreeing or not) by this
+# (0.15 -> 0.2, measured by leave-one-out on dev: confident wrong 38 -> 26 of 383, right & confident 285 -> 274;
+# on the fresh tune split its 2 confident wrong answers on uncovered problems became leads, no right one was lost)
 NON_ENGINE_HINTS = {"openai-sdk", "client", "any", "harmony"}
 # clients and hosted APIs seen in a text favour entries that name them; they never count against the rest (the
 # fault is often in the server behind them)
@@ -42,7 +44,7 @@ WEAK_GPTOSS_RE = re.compile(r"mxfp4|\b(?:20|120)b\b", re.I)
 # another model family named, without gpt-oss: a lexical resemblance is not a diagnosis
 OTHER_MODEL_RE = re.compile(
     r"\b(?:qwen\d*|llama[- ]?[234]|llama3|mistral|mixtral|deepseek|gemma\d*|glm-?\d|kimi|phi-?\d|granite|"
-    r"command-r|internlm|minimax|nemotron|seed-oss|falcon|hermes-?\d|claude|gemini|devstral|magistral|"
+    r"command-r|internlm|minimax|nemotron|seed[-_]oss|falcon|hermes-?\d|claude|gemini|devstral|magistral|"
     r"o[134](?:-mini|-pro|-preview)?|gpt-?(?:3\.5|4|4o|4\.1|5)(?:[.-][\w.]+)?|grok|ernie|baichuan|yi-\d)\b", re.I)
 
 
@@ -200,8 +202,11 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
         if len(known) >= 8 and known in q.haystack:
             return 0.8 + min(0.1, len(known) / 500), f'the text quotes the known message "{raw}"'
     for shp, raw in zip(ix.shapes(i), e.messages):
-        # only messages with enough fixed wording: "no module named Q" would match every missing module
-        if len(shp) >= 16 and _literal_words(shp) >= 5 and _specific_words(shp) >= 2 and shp in q.shaped:
+        # only messages with enough fixed wording: "no module named Q" would match every missing module; and a
+        # message whose variable part names gpt-oss ("unknown model architecture: 'gpt-oss'") is this issue only
+        # when the text is about gpt-oss too ('seed_oss' in the same slot is another model's problem)
+        if len(shp) >= 16 and _literal_words(shp) >= 5 and _specific_words(shp) >= 2 and shp in q.shaped \
+                and (q.gptoss or not GPTOSS_RE.search(raw)):
             return 0.74, f'the text has the known message "{raw}" (with other names or numbers)'
     for rx in ix.patterns(i):
         for m in q.messages:
