@@ -176,10 +176,15 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
                           or (artifacts or set()) & set(c.select.get("artifacts", [])))
             hits.append(TriageHit(c, score, why, strong=strong))
     hits.sort(key=lambda h: (-h.score, kb.CLASS_IDS.index(h.cls.id)))
-    if len(hits) > 1 and hits[0].cls.id in LAYER_CLASSES:
+    if hits and hits[0].cls.id in LAYER_CLASSES:
         # a wrapper says where the error passed, the class it wraps says what went wrong: a proxy re-wrapping its
-        # backend's connection error is first of all a backend that is down
-        hits.insert(1, hits.pop(0))
+        # backend's connection error is first of all a backend that is down. When the text shows nothing else,
+        # the kind of problem its nearest known issues are comes first
+        if len(hits) == 1 and votes:
+            near = [h for h in from_neighbours(votes, facets, message, limit=3) if h.cls.id not in LAYER_CLASSES]
+            hits.extend(near[:1])
+        if len(hits) > 1:
+            hits.insert(1, hits.pop(0))
     hits = hits[:limit]
     for h in hits:
         h.searches = searches(h.cls, facets, message)
