@@ -21,6 +21,7 @@ MIN_SCORE = 1.5  # a single pattern of a class is enough to list it
 WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "artifacts": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
            "phase": 1.5}
 PATTERN_WEIGHT, PATTERN_CAP = 1.5, 3
+WEAK_STATUS = (500,)  # statuses that say a request failed, not why: they weigh as a pattern and are no strong sign
 CONTEXT_WEIGHT = 0.5  # a pattern or feature seen only in the context (a launch command, a config, setup prose)
 # the lines that state the failure: what went wrong is said there, the rest of a paste is context (how it was
 # launched, what was installed); a class is chosen by the failure first
@@ -30,6 +31,7 @@ FAILURE_LINE = re.compile(
     r"invalid|unsupported|not supported|unknown|unrecogni[sz]ed|refus|denied|forbidden|unauthori[sz]ed|timed? ?out|"
     r"stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|however|only|problem|issue|bug|"
     r"\b[45]\d\d\b", re.I)
+FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
                           r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
 
@@ -82,7 +84,9 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
         score += WEIGHTS["artifacts"]
         why.append("the text shows " + ", ".join(sorted(arts)))
     if facets.http_status and facets.http_status in sel.get("http_status", []):
-        score += WEIGHTS["http_status"]
+        # a bare 500 says only that the server failed on the request: what it failed on (a template, memory, a
+        # parser) decides the class when the text says it
+        score += WEIGHTS["http_status"] if facets.http_status not in WEAK_STATUS else PATTERN_WEIGHT
         via = f" from {facets.client['name']}" if facets.client else ""
         why.append(f"HTTP {facets.http_status}{via}")
     hit_kinds = kinds & set(sel.get("kinds", []))
@@ -162,7 +166,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     """The classes the text shows, best first (at most ``limit``; none when nothing points at a class).
     ``errors``: the error messages parsed from it (they state the failure; the rest may be context); ``votes``:
     the classes its nearest known issues are (``neighbour_votes``), added to what the text shows itself."""
-    text = text[:65536]
+    text = FRAME_LINE.sub("", text[:65536])  # "File "…", line 404, in f" is where, not what: no status, no words
     focus = focus_of(text, errors)
     hits = []
     for c in kb.load_classes():
@@ -171,7 +175,8 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
             score += KNN_WEIGHT * votes.weight[c.id]
             why.append(_vote_why(votes, c.id))
         if score >= MIN_SCORE:
-            strong = bool((facets.http_status and facets.http_status in c.select.get("http_status", []))
+            strong = bool((facets.http_status and facets.http_status not in WEAK_STATUS
+                           and facets.http_status in c.select.get("http_status", []))
                           or (kinds or set()) & set(c.select.get("kinds", []))
                           or (artifacts or set()) & set(c.select.get("artifacts", [])))
             hits.append(TriageHit(c, score, why, strong=strong))
@@ -221,10 +226,11 @@ FINDING_ARTIFACTS = {"probe.harmony_leak": "harmony-leak", "probe.flattened_chan
 
 
 # the kind of problem the closest known issues are: every entry names its classes, and the 20 entries nearest to the
-# text by their words vote (weight (score / best)^2, a second class half) — measured on the dev and tune splits by
-# leave-one-out (bench/bench_calibration.py --triage: each case explained without its own entries): the vote added
-# to the text's own signals raised the first class's fit from 234 to 255 of 383 dev cases and from 45 to 47 of 71
-KNN_K, KNN_POWER, KNN_WEIGHT = 20, 2, 0.5
+# text by their words vote (weight (score / best)^2, a second class half; the shares of one vote of weight 3) —
+# measured on the dev and tune splits by leave-one-out (bench/bench_calibration.py --triage: each case explained
+# without its own entries): the vote added to the text's own signals raised the first class's fit from 234 to 255 of
+# 383 dev cases and from 45 to 47 of 71 tune cases
+KNN_K, KNN_POWER, KNN_WEIGHT = 20, 2, 3.0  # the weight of the whole vote: shares of it go to the classes
 
 
 @dataclass
@@ -253,6 +259,9 @@ def neighbour_votes(text: str, entries: list[kb.Entry] | None = None) -> Votes:
         for rank, cid in enumerate(e.classes or sorted(entry_classes(e), key=kb.CLASS_IDS.index)):
             votes.weight[cid] = votes.weight.get(cid, 0.0) + (s / best) ** KNN_POWER * (1.0 if rank == 0 else 0.5)
             votes.names.setdefault(cid, []).append(e.id)
+    # shares of one vote: a class many entries are about (tool calls) must not win by its numbers alone
+    total = sum(votes.weight.values()) or 1.0
+    votes.weight = {cid: w / total for cid, w in votes.weight.items()}
     return votes
 
 
