@@ -180,6 +180,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
                           or (kinds or set()) & set(c.select.get("kinds", []))
                           or (artifacts or set()) & set(c.select.get("artifacts", [])))
             hits.append(TriageHit(c, score, why, strong=strong))
+    _backend_down(hits, facets)
     hits.sort(key=lambda h: (-h.score, kb.CLASS_IDS.index(h.cls.id)))
     if hits and hits[0].cls.id in LAYER_CLASSES:
         # a wrapper says where the error passed, the class it wraps says what went wrong: a proxy re-wrapping its
@@ -194,6 +195,18 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     for h in hits:
         h.searches = searches(h.cls, facets, message)
     return hits
+
+
+def _backend_down(hits: list[TriageHit], facets: Facets) -> None:
+    """A connection error that came back from a proxy as an HTTP answer: the client reached the proxy, and the
+    proxy could not reach its backend — a backend that is down, not a client that reaches nothing."""
+    if not (facets.proxy and facets.http_status):
+        return
+    by_id = {h.cls.id: h for h in hits}
+    lost, down = by_id.get("unreachable"), by_id.get("engine-not-ready")
+    if lost and down and lost.score >= down.score:
+        down.score = lost.score + 0.5
+        down.why.append(f"the proxy answered (HTTP {facets.http_status}): what it could not reach is its backend")
 
 
 LAYER_CLASSES = ("proxy-wrapped",)  # classes that name the layer an error passed through, not what went wrong
