@@ -186,3 +186,81 @@ def test_mcp_repo_that_looks_like_an_option_is_a_usage_error(folder):
     doc = asyncio.run(_session(go))
     assert doc["ok"] is False and doc["error"]["kind"] == "usage" and doc["error"]["exit_code"] == 2, doc
     assert folder_state(folder) == "old"
+
+
+# -- a tampered backup manifest: --restore trusts nothing in it ------------------------------------------------------
+
+def _applied_backup(env, folder) -> tuple[Path, dict]:
+    assert run(env, str(folder), "--yes").returncode == 0
+    (bdir,) = (folder / ".cache" / "gptoss-doctor" / "backups").iterdir()
+    return bdir, json.loads((bdir / "manifest.json").read_text())
+
+
+def _write_manifest(bdir: Path, manifest: dict) -> None:
+    (bdir / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_restore_reads_no_copy_outside_its_backup(env, folder, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-KEY-MATERIAL")
+    bdir, manifest = _applied_backup(env, folder)
+    for e in manifest["files"]:
+        if e.get("backup"):
+            e["backup"] = os.path.relpath(secret, bdir)  # ../../../../secret.txt
+    _write_manifest(bdir, manifest)
+    r = run(env, str(folder), "--restore", "--yes")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "outside" in one_error_line(r.stderr)
+    leaked = [p for p in folder.rglob("*") if p.is_file() and b"SECRET-KEY-MATERIAL" in p.read_bytes()]
+    assert leaked == [] and folder_state(folder) == "new"
+
+
+def test_restore_follows_no_copy_that_is_a_link_out(env, folder, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-KEY-MATERIAL")
+    bdir, manifest = _applied_backup(env, folder)
+    copy = next(bdir / e["backup"] for e in manifest["files"] if e.get("backup"))
+    copy.unlink()
+    os.symlink(secret, copy)
+    r = run(env, str(folder), "--restore", "--yes")
+    assert r.returncode == 2, r.stdout + r.stderr
+    leaked = [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
+              and b"SECRET-KEY-MATERIAL" in p.read_bytes()]
+    assert leaked == [] and folder_state(folder) == "new"
+
+
+def test_restore_writes_nothing_outside_for_a_traversing_id_or_path(env, folder, tmp_path):
+    bdir, manifest = _applied_backup(env, folder)
+    before = _tree(tmp_path / "models")
+    # an id that climbs out: the staging folder would be made from it
+    _write_manifest(bdir, {**manifest, "id": "../../../../escaped"})
+    r = run(env, str(folder), "--restore", "--yes")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert not (tmp_path / "escaped").exists() and not any("escaped" in p for p in _tree(tmp_path))
+    # a file path that climbs out
+    files = [{**e, "path": "../../../escaped.json"} for e in manifest["files"]]
+    _write_manifest(bdir, {**manifest, "files": files})
+    r = run(env, str(folder), "--restore", "--yes")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "outside" in one_error_line(r.stderr)
+    assert not any("escaped" in p for p in _tree(tmp_path)) and _tree(tmp_path / "models") == before
+
+
+def test_restore_recreates_no_link_out_of_the_cache(env, hub, tmp_path):
+    from tests.test_fixconfig import REPO_ID
+
+    root = cache_root(env)
+    assert run(env, REPO_ID, "--yes").returncode == 0
+    (bdir,) = (root / ".gptoss-doctor" / "backups").iterdir()
+    manifest = json.loads((bdir / "manifest.json").read_text())
+    assert manifest.get("kind") == "cache"
+    # an in-place refresh's backup re-creates the snapshot's links as they were: a tampered one points out
+    manifest["in_place"] = True
+    for e in manifest["files"]:
+        e["old_link"] = "/etc/passwd"
+    _write_manifest(bdir, manifest)
+    r = run(env, REPO_ID, "--restore", "--yes")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "link out of the model folder" in one_error_line(r.stderr)
+    links = [p for p in root.rglob("*") if p.is_symlink() and os.readlink(p) == "/etc/passwd"]
+    assert links == []

@@ -11,8 +11,14 @@ from typing import Optional
 from gptoss_doctor.errors import UsageError
 from gptoss_doctor.fixconfig.apply import _rel, _stage_file, _write_journal, locked, run_journal
 from gptoss_doctor.fixconfig.durable import _adopt, _default_mode, deferred_signals, mkdirs, owned_by
-from gptoss_doctor.fixconfig.locate import check_state_dir, inside, LocalModel, MAX_META, safe_target
+from gptoss_doctor.fixconfig.locate import check_state_dir, inside, LocalModel, MAX_META, MAX_SMALL_FILE, safe_target
 from gptoss_doctor.fsread import read_capped, Unreadable
+
+# A manifest is a file in the model's folder, and anyone who can write there can write it: nothing in it is trusted.
+# Its id must be the name of the folder it lies in, the copies it names must be regular files inside that backup,
+# every path it names must stay inside the model folder (no '..', no absolute path, no symlinked folder on the
+# way), and a link it re-creates must point inside the model folder.
+NAME_RE = __import__("re").compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def list_backups(model: LocalModel) -> list[dict]:
@@ -26,9 +32,37 @@ def list_backups(model: LocalModel) -> list[dict]:
             manifest = json.loads(read_capped(d / "manifest.json", MAX_META, follow_symlinks=False))
         except (Unreadable, OSError, ValueError, RecursionError):
             continue
-        if isinstance(manifest, dict) and isinstance(manifest.get("id"), str):
+        if isinstance(manifest, dict) and manifest.get("id") == d.name and NAME_RE.match(d.name) \
+                and isinstance(manifest.get("files", []), list):
             out.append(manifest)
     return out
+
+
+def _copy(bdir: Path, rel: object) -> bytes:
+    """A copy the backup holds: a regular file inside the backup folder (not a link out of it, not '..')."""
+    if not isinstance(rel, str):
+        raise UsageError("a fix-config backup manifest names a copy that is not a path; refusing to restore it")
+    path = safe_target(bdir, rel)
+    try:
+        return read_capped(path, MAX_SMALL_FILE, follow_symlinks=False)
+    except Unreadable as exc:
+        raise UsageError(f"the backup copy {rel} is not a regular file inside the backup ({exc}); "
+                         "refusing to restore it") from None
+
+
+def _target(root: Path, rel: object) -> Path:
+    if not isinstance(rel, str):
+        raise UsageError("a fix-config backup manifest names a target that is not a path; refusing to restore it")
+    return safe_target(root, rel)
+
+
+def _link_inside(root: Path, link: Path, value: object) -> str:
+    """The value of a link to re-create at ``link``: it must resolve inside the model folder."""
+    if not isinstance(value, str) or not value or os.path.isabs(value) or \
+            not inside(Path(os.path.normpath(root)), Path(os.path.normpath(link.parent / value))):
+        raise UsageError(f"the backup would re-create {link.name} as a link out of the model folder ({value!r}); "
+                         "refusing to restore it")
+    return value
 
 def _restore_locked(model: LocalModel, backup_id: Optional[str]) -> dict:
     backups = list_backups(model)
@@ -47,53 +81,59 @@ def _restore_locked(model: LocalModel, backup_id: Optional[str]) -> dict:
     try:
         if chosen.get("kind") == "cache" and not chosen.get("in_place"):
             old_commit = chosen.get("old_commit")
-            old_snap = root / "snapshots" / (old_commit or "")
+            if not isinstance(old_commit, str) or not NAME_RE.match(old_commit):
+                raise UsageError("the backup manifest names no valid old snapshot; refusing to restore it")
+            old_snap = root / "snapshots" / old_commit
             for e in chosen["files"]:  # re-create pruned blobs of the old snapshot from the backup copies
                 if e.get("existed") and e.get("old_link"):
-                    link = old_snap / e["path"]
+                    link = _target(old_snap, e["path"])
                     if os.path.lexists(link) and not link.exists():
                         blob = Path(os.path.normpath(link.parent / os.readlink(link)))
                         if inside(root, blob):
                             staged = staging / "blobs" / blob.name
-                            _stage_file(staged, (bdir / e["backup"]).read_bytes(), _default_mode())
+                            _stage_file(staged, _copy(bdir, e.get("backup")), _default_mode())
                             ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, blob)})
             if chosen.get("ref"):
-                refp = safe_target(root / "refs", chosen["ref"])
+                refp = _target(root / "refs", chosen["ref"])
                 before = chosen.get("old_ref_value")
-                if before:
+                if isinstance(before, str) and before:
                     staged = staging / "refs" / chosen["ref"]
                     _stage_file(staged, before.encode(), None)
                     ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, refp)})
                 else:
                     ops.append({"kind": "delete", "target": _rel(model, refp)})
         else:
-            base = root / chosen["snapshot"] if chosen.get("kind") == "cache" else root
+            base = _target(root, chosen.get("snapshot")) if chosen.get("kind") == "cache" else root
             for e in chosen["files"]:
+                if not isinstance(e, dict):
+                    raise UsageError("a fix-config backup manifest entry is not a mapping; refusing to restore it")
+                target = _target(base, e.get("path"))  # also where its staged copy goes: never '..'
                 if chosen.get("kind") == "cache" and e.get("blob"):
-                    target = root / e["blob"]
-                else:
-                    target = safe_target(base, e["path"])
+                    target = _target(root, e["blob"])
                 if e.get("existed"):
                     if chosen.get("kind") == "cache" and e.get("old_link"):
                         staged = staging / "links" / e["path"]
                         mkdirs(staged.parent)
                         if os.path.lexists(staged):
                             os.unlink(staged)
-                        os.symlink(e["old_link"], staged)
+                        os.symlink(_link_inside(root, target, e["old_link"]), staged)
                         _adopt(staged)
                     else:
                         staged = staging / "files" / e["path"]
-                        _stage_file(staged, (bdir / e["backup"]).read_bytes(), e.get("mode"))
+                        mode = e.get("mode")
+                        _stage_file(staged, _copy(bdir, e.get("backup")),
+                                    mode & 0o777 if isinstance(mode, int) and not isinstance(mode, bool) else None)
                     ops.append({"kind": "replace", "staged": _rel(model, staged), "target": _rel(model, target)})
                 else:
                     ops.append({"kind": "delete", "target": _rel(model, target)})
                 if e.get("meta"):
+                    meta = _rel(model, _target(root, e["meta"]))
                     if e.get("meta_backup"):
                         staged = staging / ".meta" / e["path"]
-                        _stage_file(staged, (bdir / e["meta_backup"]).read_bytes(), None)
-                        ops.append({"kind": "replace", "staged": _rel(model, staged), "target": e["meta"]})
+                        _stage_file(staged, _copy(bdir, e["meta_backup"]), None)
+                        ops.append({"kind": "replace", "staged": _rel(model, staged), "target": meta})
                     else:
-                        ops.append({"kind": "delete", "target": e["meta"]})
+                        ops.append({"kind": "delete", "target": meta})
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
