@@ -21,6 +21,8 @@ MIN_SCORE = 1.5  # a single pattern of a class is enough to list it
 WEIGHTS = {"http_status": 4.0, "kinds": 4.0, "artifacts": 4.0, "facets": 2.0, "facets_api": 2.0, "failure": 2.5, "features": 1.0,
            "phase": 1.5}
 PATTERN_WEIGHT, PATTERN_CAP = 1.5, 3
+CRASH_WEIGHT = 1.0  # the "crash" failure kind (a segfault, an abort, "it crashes") beside a more specific one
+SPECIFIC_FAILURES = {"oom", "garbage", "loop", "empty", "leak"}
 WEAK_STATUS = (500,)  # statuses that say a request failed, not why: they weigh as a pattern and are no strong sign
 CONTEXT_WEIGHT = 0.5  # a pattern or feature seen only in the context (a launch command, a config, setup prose)
 # the lines that state the failure: what went wrong is said there, the rest of a paste is context (how it was
@@ -107,7 +109,10 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
         why.append(f"the {facets.api} API")
     fail = [f for f in sel.get("failure", []) if f in facets.failure]
     if fail:
-        score += WEIGHTS["failure"] * len(fail)
+        # a crash says something died, not why: when the text also says what killed it (out of memory, garbage
+        # before it, a loop), that weighs more; alone it is the kernel/hardware class's sign
+        said = set(facets.failure) & SPECIFIC_FAILURES
+        score += sum(CRASH_WEIGHT if f == "crash" and said else WEIGHTS["failure"] for f in fail)
         why.append("failure: " + ", ".join(fail))
     feats = [f for f in sel.get("features", []) if f in facets.features]
     if feats:
@@ -155,7 +160,8 @@ def _trackers(c: kb.TriageClass, facets: Facets) -> list[str]:
 
 def searches(c: kb.TriageClass, facets: Facets, message: str | None) -> list[dict]:
     """Issue searches for this class in the trackers the facets point at (links only: nothing is fetched)."""
-    query = f'"{message[:120]}"' if message and len(message) >= 12 else f"gpt-oss {c.query}"
+    query = f'"{message[:120]}"' if message and len(message) >= 12 else \
+        (c.query if "gpt-oss" in c.query.lower() else f"gpt-oss {c.query}")
     return [{"tracker": repo, "url": f"https://github.com/{repo}/issues?q={quote_plus(query)}"}
             for repo in _trackers(c, facets)[:3]]
 
