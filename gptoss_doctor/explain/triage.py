@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote_plus
 
 from gptoss_doctor import kb
-from gptoss_doctor.explain.facets import Facets
+from gptoss_doctor.explain.facets import FEATURES, Facets
 
 MAX_CLASSES = 3
 MIN_SCORE = 1.5  # a single pattern of a class is enough to list it
@@ -33,6 +33,7 @@ FAILURE_LINE = re.compile(
     r"invalid|unsupported|not supported|unknown|unrecogni[sz]ed|refus|denied|forbidden|unauthori[sz]ed|timed? ?out|"
     r"stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|however|only|problem|issue|bug|"
     r"\b[45]\d\d\b", re.I)
+FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
                           r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
@@ -116,11 +117,8 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
         why.append("failure: " + ", ".join(fail))
     feats = [f for f in sel.get("features", []) if f in facets.features]
     if feats:
-        from gptoss_doctor.explain.facets import FEATURES
-
-        rx = dict(FEATURES)
         for f in feats:  # a feature the failure is about, or one the setup merely uses
-            score += WEIGHTS["features"] if focus is None or rx[f].search(focus) else CONTEXT_WEIGHT
+            score += WEIGHTS["features"] if focus is None or FEATURE_RX[f].search(focus) else CONTEXT_WEIGHT
         why.append("feature: " + ", ".join(feats))
     if facets.phase and facets.phase in sel.get("phase", []):
         score += WEIGHTS["phase"]

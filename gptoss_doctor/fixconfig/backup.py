@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Optional
@@ -18,7 +19,7 @@ from gptoss_doctor.fsread import read_capped, Unreadable
 # Its id must be the name of the folder it lies in, the copies it names must be regular files inside that backup,
 # every path it names must stay inside the model folder (no '..', no absolute path, no symlinked folder on the
 # way), and a link it re-creates must point inside the model folder.
-NAME_RE = __import__("re").compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def list_backups(model: LocalModel) -> list[dict]:
