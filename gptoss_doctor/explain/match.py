@@ -235,7 +235,9 @@ def _lexical_score(cov: float, rel: float, s: float, q: _Query) -> float:
     return score
 
 
-def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool]]:
+def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool, bool, tuple[float, float]]]:
+    """Per entry: (score, capped at 0.99; evidence; a lead only; words alone; lexical only; what orders entries the
+    cap made equal: the quote's own score (a longer known message is more specific) and then the words)."""
     lex = ix.ranker.scores(q.lexical) if q.lexical else [(0.0, 0.0, [])] * len(ix.entries)
     best_s = max((s for s, _, _ in lex), default=0.0) or 1.0
     real_engines = {k: v for k, v in q.engines.items() if k not in NON_ENGINE_HINTS and k not in CLIENT_HINTS}
@@ -311,7 +313,8 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool]
             score *= DROP
             lead = True
             evidence.append("but " + contra)
-        out.append((min(max(score, 0.0), 0.99), evidence, lead, words_only, not strong and not shared_tokens))
+        out.append((min(max(score, 0.0), 0.99), evidence, lead, words_only, not strong and not shared_tokens,
+                    (strong, lexical)))
     return out
 
 
@@ -380,10 +383,10 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
     triage classes the text shows by an HTTP status, an error kind or an artifact (id -> title)."""
     ix = index(entries)
     q = build_query(ix, parsed, engine=engine, text=text, findings=findings, facets=facets)
-    scored = [(Match(ix.entries[i], s, "low" if lead else confidence_of(s), ev), words, lexical)
-              for i, (s, ev, lead, words, lexical) in enumerate(_score_all(ix, q)) if s >= min_score]
-    scored.sort(key=lambda mw: (-mw[0].score, mw[0].entry.id))
-    found = [m for m, _, _ in scored]
+    scored = [(Match(ix.entries[i], s, "low" if lead else confidence_of(s), ev), words, lexical, raw)
+              for i, (s, ev, lead, words, lexical, raw) in enumerate(_score_all(ix, q)) if s >= min_score]
+    scored.sort(key=lambda mw: (-mw[0].score, -mw[3][0], -mw[3][1], mw[0].entry.id))
+    found = [m for m, _, _, _ in scored]
     if len(found) > 1 and found[0].confidence == "medium" and found[0].score - found[1].score < TIE_MARGIN:
         # two entries fit about equally well: neither is a diagnosis, both are leads (measured on the dev split:
         # this removes 5 of 13 confident wrong answers for 8 of 166 confident right ones)
@@ -408,7 +411,7 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
         # below keeps 61 of 84 right answers confident and 12 of 51 wrong ones
         gap = found[0].score - (found[1].score if len(found) > 1 else 0.0)
         if q.structured or gap < WORDS_LEAD:
-            for m, _, lexical in scored:
+            for m, _, lexical, _ in scored:
                 if m.confidence != "low" and lexical:
                     m.confidence = "low"
                     m.evidence.append("only shared words point here (no message, pattern, token or artifact of this "
