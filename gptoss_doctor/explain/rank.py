@@ -32,10 +32,12 @@ FIELD_WEIGHTS = {"title": 3.0, "messages": 3.0, "symptoms": 2.0, "summary": 1.0,
 K1, B = 1.2, 0.5
 # fields whose adjacent words also make phrase terms ("parallel tool", "tool call"): what an entry says a problem
 # looks like; causes and fixes are left out (their phrases describe the remedy, not what a user sees, and would triple
-# the index). Measured on the dev, tune and held-back splits: top-1 353 -> 354, 32 -> 32 (top-3 38 -> 43), 78 -> 80
-# (with WORDS_LEAD 0.23 in match.py)
+# the index). Measured on the dev, tune and held-back splits (with WORDS_LEAD 0.23 in match.py): top-1 353 -> 353,
+# 32 -> 33, 78 -> 80; top-3 372 -> 369, 38 -> 41, 88 -> 88; dev leave-one-out confident wrong 26 -> 23. Joining the
+# parts of one identifier too ("finish_reason" -> "finish reason") ranked a little better on dev (354, top-3 370) but
+# counted every identifier twice: 27 confident wrong, and a LangChain repr of leaked Harmony lost its confident answer
 PHRASE_FIELDS = frozenset(("title", "messages", "symptoms", "variants", "summary"))
-VERSION = 4  # bump when the tokeniser or the index layout changes: cached indexes are keyed by it
+VERSION = 5  # bump when the tokeniser or the index layout changes: cached indexes are keyed by it
 
 
 def _stem(w: str) -> str:
@@ -64,10 +66,18 @@ def _keep_number(w: str) -> bool:
 
 
 def tokens(text: str, phrases: bool = True) -> list[str]:
-    """Terms of ``text``: whole identifiers and their parts, stemmed, without stopwords and stray numbers."""
+    """Terms of ``text``: whole identifiers and their parts, stemmed, without stopwords and stray numbers; with
+    ``phrases``, also each pair of content words that follow each other in running text ("parallel tool",
+    "tool call"). A pair never spans punctuation (``'finish_reason': 'stop'`` is no phrase) and never joins the parts
+    of one identifier (``finish_reason`` is a term of its own already)."""
     out: list[str] = []
-    prev = ""  # the last content word: with the next one it makes a phrase term ("parallel tool", "tool call")
-    for raw in TOKEN_RE.findall(text.lower()):
+    low = text.lower()
+    prev, end = "", 0  # the last content word (a phrase's first half) and where the last match ended
+    for m in TOKEN_RE.finditer(low):
+        raw = m.group(0)
+        if low[end:m.start()].strip():
+            prev = ""
+        end = m.end()
         if raw.startswith("<|"):
             out.append(raw)
             prev = ""
@@ -77,6 +87,7 @@ def tokens(text: str, phrases: bool = True) -> list[str]:
         compound = len(parts) > 1 or raw.startswith("-")
         if compound and len(word) <= 60:
             out.append(raw if raw.startswith("--") else word)
+        first = True
         for p in parts:
             if p.isdigit():
                 if _keep_number(p):
@@ -87,8 +98,9 @@ def tokens(text: str, phrases: bool = True) -> list[str]:
                 concept = CONCEPTS.get(st)
                 if concept:
                     out.append(concept)
-                if phrases and prev and st.isalpha() and st not in COMMON and prev not in COMMON:
+                if phrases and first and prev and st.isalpha() and st not in COMMON and prev not in COMMON:
                     out.append(prev + " " + st)
+                first = False
                 prev = st if st.isalpha() else ""
     return out
 
