@@ -219,7 +219,9 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
             out.detail(f'search for: "{hint["query"]}"', 4)
             for t in hint["trackers"]:
                 out.detail(f"in {t['repo']}: {t['url']}", 6)
-        out.detail("or run 'gptoss-doctor kb search WORDS'.", 4)
+            out.detail("or run 'gptoss-doctor kb search WORDS'.", 4)
+        else:
+            out.detail("Search the knowledge base in other words: 'gptoss-doctor kb search WORDS'.", 4)
         if ex.triage:
             out.line()
             _render_triage(out, ex, verbose)
