@@ -128,3 +128,14 @@ def test_ignore_eos_variant_is_not_the_stale_config():
 def test_findings_map_to_entries():
     for fid in ("probe.harmony_error", "probe.harmony_leak", "probe.tools.stream_duplicated", "probe.tools.no_parser"):
         assert kb.by_finding(fid), fid
+
+
+@pytest.mark.parametrize("text, cls", [
+    ("用vllm跑gpt-oss-20b，显存不足，怎么办", "oom"),             # "not enough VRAM"
+    ("gpt-oss-20b 输出乱码", "garbage-output"),                    # "outputs garbled text"
+    ("ollama 的 gpt-oss 没有解析思考过程", "empty-or-reasoning-only"),  # "did not parse the thinking process"
+])
+def test_chinese_failure_words_are_read(text, cls):
+    # reports on Chinese-language trackers name the failure in Chinese: the glossary gives the triage its English
+    got = explain_text(text, allow_download=False)
+    assert got.triage and got.triage[0].cls.id == cls, [h.cls.id for h in got.triage]

@@ -11,7 +11,7 @@ from gptoss_doctor.explain import artifacts as artifacts_mod
 from gptoss_doctor.explain import facets as facets_mod
 from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import parse as parsing
-from gptoss_doctor.explain.parse import Parsed, _Lazy
+from gptoss_doctor.explain.parse import Parsed, _Lazy, gloss
 from gptoss_doctor.harmony.tokens import TokenInfo, decode_ids
 from gptoss_doctor.redact import redact
 from gptoss_doctor.results import CommandResult
@@ -248,11 +248,15 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     source = text if text is not None else parsed.sample
     arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
     art_kinds = {a.kind for a in arts}
-    facets = facets_mod.extract(parsed, text, garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
+    # what the facets and the triage read: the text, and the English of its Chinese failure words (parse.gloss)
+    english = gloss(source)
+    read = f"{source}\n({english})" if english else source
+    facets = facets_mod.extract(parsed, read if english or text is not None else None,
+                                garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
     findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
     hint = search_hint(parsed)
-    votes = triage.neighbour_votes(source, entries)
-    hits = triage.select(facets, source, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
+    votes = triage.neighbour_votes(read, entries)
+    hits = triage.select(facets, read, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
                          errors=[e.message for e in parsed.errors][:50], votes=votes,
                          message=hint["query"] if hint else None)
     matches = matching.match_parsed(parsed, entries=entries, engine=engine, limit=limit, text=text, findings=findings,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gptoss_doctor import kb
-from gptoss_doctor.explain.parse import Parsed, parse_text
+from gptoss_doctor.explain.parse import Parsed, gloss, parse_text
 
 if TYPE_CHECKING:
     from gptoss_doctor.explain.facets import Facets
@@ -354,6 +354,9 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     structured = [e.message for e in parsed.errors if e.kind not in ("log-error", "harmony-leak", "flattened")]
     lex_text = "\n".join(structured[:50]) if structured else body[:8000]
     lex_text = PATH_RE.sub(" ", lex_text)
+    english = gloss(body)  # the English for its Chinese failure words: words to rank by, never a quote or a pattern
+    if english:
+        lex_text += "\n" + english
     head = body[:65536]
     other_model = bool(OTHER_MODEL_RE.search(head))
     gptoss = bool(GPTOSS_RE.search(head)) or bool(parsed.token_ids) or (

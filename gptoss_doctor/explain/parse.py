@@ -532,3 +532,31 @@ def parse_text(text: str) -> Parsed:
 
 def parse_stream(fh: BinaryIO) -> Parsed:
     return Scanner().feed_stream(fh)
+
+
+# Chinese words for failures, as reports on Chinese-language trackers write them (LLaMA-Factory, ms-swift, lmdeploy,
+# Xinference, Cherry Studio): the knowledge base and the triage classes are in English, so a report that says
+# 显存不足 ("not enough VRAM") says "out of memory" to them. Only words that name a failure or a feature: the rest of a
+# Chinese text stays unread, as before.
+GLOSSARY = {
+    "显存不足": "out of memory", "显存溢出": "out of memory", "爆显存": "out of memory", "内存不足": "out of memory",
+    "内存溢出": "out of memory", "乱码": "garbage gibberish output", "死循环": "endless loop", "无限循环": "endless loop",
+    "重复输出": "repeating output", "一直重复": "keeps repeating", "思考过程": "thinking reasoning",
+    "思考内容": "thinking reasoning", "推理过程": "reasoning", "思维链": "reasoning", "没有解析": "not parsed",
+    "未解析": "not parsed", "解析失败": "failed to parse", "工具调用": "tool call", "函数调用": "function call",
+    "非法内存访问": "illegal memory access", "超时": "timed out", "加载失败": "failed to load",
+    "无法加载": "failed to load", "不支持": "not supported", "崩溃": "crash", "闪退": "crash",
+    "上下文长度": "context length", "超出上下文": "context length exceeded", "超过token": "exceeds max tokens",
+    "速度慢": "slow", "很慢": "slow", "空回复": "empty response", "返回为空": "empty response",
+    "输出为空": "empty output", "内容为空": "empty content", "安装失败": "install failed", "编译失败": "build failed",
+    "连接失败": "connection error", "连接被拒绝": "connection refused", "微调": "fine-tuning", "量化": "quantization",
+}
+_GLOSSARY_RE = _Lazy("|".join(sorted(map(re.escape, GLOSSARY), key=len, reverse=True)), re.I)
+
+
+def gloss(text: str) -> str:
+    """English words for the Chinese failure words in ``text`` (GLOSSARY), each once, in order; "" when none."""
+    seen: dict[str, None] = {}
+    for m in _GLOSSARY_RE.finditer(text[:65536]):
+        seen.setdefault(GLOSSARY[m.group(0).lower()], None)
+    return "; ".join(seen)
