@@ -264,3 +264,18 @@ def test_restore_recreates_no_link_out_of_the_cache(env, hub, tmp_path):
     assert "link out of the model folder" in one_error_line(r.stderr)
     links = [p for p in root.rglob("*") if p.is_symlink() and os.readlink(p) == "/etc/passwd"]
     assert links == []
+
+
+@pytest.mark.parametrize("files", [[1], ["config.json"], [None, {}], [{"existed": True, "old_link": "x"}]])
+def test_restore_of_a_manifest_with_malformed_file_entries_is_a_usage_error(env, hub, files):
+    from tests.test_fixconfig import REPO_ID
+
+    root = cache_root(env)
+    assert run(env, REPO_ID, "--yes").returncode == 0
+    (bdir,) = (root / ".gptoss-doctor" / "backups").iterdir()
+    manifest = json.loads((bdir / "manifest.json").read_text())
+    for in_place in (False, True):  # both ways a cache backup is restored read the same list
+        _write_manifest(bdir, {**manifest, "in_place": in_place, "files": files})
+        r = run(env, REPO_ID, "--restore", "--yes")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "Traceback" not in r.stderr and one_error_line(r.stderr), r.stderr

@@ -75,6 +75,9 @@ def _restore_locked(model: LocalModel, backup_id: Optional[str]) -> dict:
             raise UsageError(f"no backup {backup_id!r}; available: {', '.join(b['id'] for b in backups)}")
     else:
         chosen = backups[-1]
+    files = chosen.get("files", [])  # a list (list_backups); each entry is read with .get below
+    if not all(isinstance(e, dict) for e in files):
+        raise UsageError("a fix-config backup manifest entry is not a mapping; refusing to restore it")
     bdir = model.state_dir / "backups" / chosen["id"]
     staging = model.state_dir / "staging" / ("restore-" + chosen["id"])
     root = model.root
@@ -85,9 +88,9 @@ def _restore_locked(model: LocalModel, backup_id: Optional[str]) -> dict:
             if not isinstance(old_commit, str) or not NAME_RE.match(old_commit):
                 raise UsageError("the backup manifest names no valid old snapshot; refusing to restore it")
             old_snap = root / "snapshots" / old_commit
-            for e in chosen["files"]:  # re-create pruned blobs of the old snapshot from the backup copies
+            for e in files:  # re-create pruned blobs of the old snapshot from the backup copies
                 if e.get("existed") and e.get("old_link"):
-                    link = _target(old_snap, e["path"])
+                    link = _target(old_snap, e.get("path"))
                     if os.path.lexists(link) and not link.exists():
                         blob = Path(os.path.normpath(link.parent / os.readlink(link)))
                         if inside(root, blob):
@@ -105,9 +108,7 @@ def _restore_locked(model: LocalModel, backup_id: Optional[str]) -> dict:
                     ops.append({"kind": "delete", "target": _rel(model, refp)})
         else:
             base = _target(root, chosen.get("snapshot")) if chosen.get("kind") == "cache" else root
-            for e in chosen["files"]:
-                if not isinstance(e, dict):
-                    raise UsageError("a fix-config backup manifest entry is not a mapping; refusing to restore it")
+            for e in files:
                 target = _target(base, e.get("path"))  # also where its staged copy goes: never '..'
                 if chosen.get("kind") == "cache" and e.get("blob"):
                     target = _target(root, e["blob"])
