@@ -139,3 +139,34 @@ def test_chinese_failure_words_are_read(text, cls):
     # reports on Chinese-language trackers name the failure in Chinese: the glossary gives the triage its English
     got = explain_text(text, allow_download=False)
     assert got.triage and got.triage[0].cls.id == cls, [h.cls.id for h in got.triage]
+
+
+@pytest.mark.parametrize("text, cls", [
+    # a refused parameter: the reasoning field it names is what was refused, not a missing answer (litellm#14163)
+    ("litellm.exceptions.UnsupportedParamsError: litellm.UnsupportedParamsError: groq does not support parameters: "
+     "['reasoning_effort'], for model=openai/gpt-oss-120b.", "request-rejected"),
+    ("'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property "
+     "'reasoning_content' is unsupported)]", "request-rejected"),
+    ('ValueError("Harmony does not support reasoning_effort=\'none\'")', "request-rejected"),
+    # a chat template that fails on the request's tools, behind a bare 500 (zed#35694)
+    ('Ollama Error: template: :108:130: executing "" at <index $prop.Type 0>: error calling index: reflect: slice '
+     "index out of range (status code: 500)", "request-rejected"),
+    ('{"error":{"message":"Unsupported model type: gpt_oss","type":"internal_error"}}', "load-failure"),
+    ("v0.13.2: thinking loops with gpt-oss:20b in Open WebUI", "looping-slow"),
+    ("Performance degradation with -ctk / -ctv q8_0 using GPT OSS 20B", "looping-slow"),
+    # a Latin word written against Chinese characters is still a word: "会oom" says out of memory
+    ("gpt-oss 20B lora 微调，在A100上占用大概为50，但是为什么4*3090 24G会oom", "oom"),
+])
+def test_the_failure_the_text_states_picks_the_class(text, cls):
+    got = explain_text(text, allow_download=False)
+    assert got.triage and got.triage[0].cls.id == cls, [h.cls.id for h in got.triage]
+
+
+@pytest.mark.parametrize("text", [
+    "gpt-oss-120 tinygemm2_cuda.cu 64 - invalid argument",      # a CUDA error, not a refused request
+    "vllm: error: unrecognized arguments: --tool-server demo",   # a command line's flag, not a request's
+])
+def test_argument_errors_that_are_no_refused_request(text):
+    got = explain_text(text, allow_download=False)
+    assert "rejected" not in got.facets.failure
+    assert not got.triage or got.triage[0].cls.id != "request-rejected", [h.cls.id for h in got.triage]

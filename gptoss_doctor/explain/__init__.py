@@ -11,7 +11,7 @@ from gptoss_doctor.explain import artifacts as artifacts_mod
 from gptoss_doctor.explain import facets as facets_mod
 from gptoss_doctor.explain import match as matching
 from gptoss_doctor.explain import parse as parsing
-from gptoss_doctor.explain.parse import Parsed, _Lazy, gloss
+from gptoss_doctor.explain.parse import Parsed, _Lazy, gloss, space_cjk
 from gptoss_doctor.harmony.tokens import TokenInfo, decode_ids
 from gptoss_doctor.redact import redact
 from gptoss_doctor.results import CommandResult
@@ -248,10 +248,11 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     source = text if text is not None else parsed.sample
     arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
     art_kinds = {a.kind for a in arts}
-    # what the facets and the triage read: the text, and the English of its Chinese failure words (parse.gloss)
-    english = gloss(source)
-    read = f"{source}\n({english})" if english else source
-    facets = facets_mod.extract(parsed, read if english or text is not None else None,
+    # what the facets and the triage read: the text with its Latin words set apart from Chinese characters
+    # (parse.space_cjk), and the English of its Chinese failure words (parse.gloss)
+    english, spaced = gloss(source), space_cjk(source)
+    read = f"{spaced}\n({english})" if english else spaced
+    facets = facets_mod.extract(parsed, read if english or spaced != source or text is not None else None,
                                 garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
     findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
     hint = search_hint(parsed)

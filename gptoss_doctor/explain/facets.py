@@ -128,8 +128,18 @@ FAILURES = _table([
               r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
               r"\bcontent is (?:empty|null|None)\b"),
     ("loop", r"\brepeat(?:s|ing|ed)?\b|\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
-             r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b"),
-    ("slow", r"\bslow(?:er|ly|ness)?\b|\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
+             r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b|"
+             r"\b(?:thinking|reasoning|generation|output|response) loops?\b|\bloops? (?:in|during) (?:the )?"
+             r"(?:thinking|reasoning|generation|output)\b|\bstuck in (?:a )?loops?\b"),
+    # the server refused a parameter, field or value of the request (what it names is the object, not a symptom)
+    # ("invalid argument" is also a CUDA error, "unrecognized arguments" a command line's: argument is not enough)
+    ("rejected", r"\b(?:unsupported|unknown|unrecogni[sz]ed|unexpected|invalid) (?:param(?:eter)?|field|property)s?\b|"
+                 r"\bdoes not support (?:the )?(?:param(?:eter)?s?|propert(?:y|ies)|fields?|arguments?)\b|"
+                 r"\b(?:param(?:eter)?|property|field|argument)s? [`'\"]?[\w.\[\]-]+[`'\"]? (?:is|are) (?:unsupported|"
+                 r"not supported|not allowed|not permitted|invalid)\b|\bExtra inputs are not permitted\b|"
+                 r"\bUnsupportedParamsError\b|\bdoes not support [\w.]+ ?=[\w'\"]"),
+    ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperformance (?:degradation|regression|drop)\b|"
+             r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
 ])
 

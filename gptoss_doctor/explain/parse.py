@@ -560,3 +560,15 @@ def gloss(text: str) -> str:
     for m in _GLOSSARY_RE.finditer(text[:65536]):
         seen.setdefault(GLOSSARY[m.group(0).lower()], None)
     return "; ".join(seen)
+
+
+# Chinese and Japanese write no space between words, and reports mix in Latin ones ("4*3090 会oom", "用vllm跑"):
+# to a pattern with a word boundary, "会oom" is one word. A space at each border between the two scripts lets
+# \boom\b, \bvllm\b read them; nothing else changes.
+_CJK_BORDER_RE = _Lazy(r"(?<=[\u3040-\u30ff\u3400-\u9fff\uff01-\uff5e])(?=[A-Za-z0-9])|"
+                       r"(?<=[A-Za-z0-9])(?=[\u3040-\u30ff\u3400-\u9fff\uff01-\uff5e])")
+
+
+def space_cjk(text: str) -> str:
+    """``text`` with a space at every border between CJK characters and Latin letters or digits."""
+    return _CJK_BORDER_RE.sub(" ", text)
