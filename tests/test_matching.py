@@ -170,3 +170,11 @@ def test_argument_errors_that_are_no_refused_request(text):
     got = explain_text(text, allow_download=False)
     assert "rejected" not in got.facets.failure
     assert not got.triage or got.triage[0].cls.id != "request-rejected", [h.cls.id for h in got.triage]
+
+
+def test_a_quoted_field_refused_by_name_is_a_rejected_request():
+    # req-llm#772: Groq refuses the reasoning field a client sends back on the next turn
+    got = explain_text("follow-up messages are rejected with an error indicating that `reasoning_content` is "
+                       "unsupported", allow_download=False)
+    assert "rejected" in got.facets.failure
+    assert got.triage[0].cls.id == "request-rejected", [h.cls.id for h in got.triage]

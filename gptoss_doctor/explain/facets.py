@@ -137,7 +137,10 @@ FAILURES = _table([
                  r"\bdoes not support (?:the )?(?:param(?:eter)?s?|propert(?:y|ies)|fields?|arguments?)\b|"
                  r"\b(?:param(?:eter)?|property|field|argument)s? [`'\"]?[\w.\[\]-]+[`'\"]? (?:is|are) (?:unsupported|"
                  r"not supported|not allowed|not permitted|invalid)\b|\bExtra inputs are not permitted\b|"
-                 r"\bUnsupportedParamsError\b|\bdoes not support [\w.]+ ?=[\w'\"]"),
+                 r"\bUnsupportedParamsError\b|\bdoes not support [\w.]+ ?=[\w'\"]|"
+                 # a quoted API field name (it has an underscore: reasoning_content, tool_choice) refused by name
+                 r"[`'\"][\w.\[\]-]*_[\w.\[\]-]*[`'\"] (?:is|are) (?:unsupported|not supported|not allowed|not permitted)\b|"
+                 r"\b(?:rejects?|rejected|refuses?|refused)\b[^.\n]{0,40}[`'\"][\w.\[\]-]*_[\w.\[\]-]*[`'\"]"),
     ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperformance (?:degradation|regression|drop)\b|"
              r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
