@@ -154,6 +154,11 @@ def test_chinese_failure_words_are_read(text, cls):
     ('{"error":{"message":"Unsupported model type: gpt_oss","type":"internal_error"}}', "load-failure"),
     ("v0.13.2: thinking loops with gpt-oss:20b in Open WebUI", "looping-slow"),
     ("Performance degradation with -ctk / -ctv q8_0 using GPT OSS 20B", "looping-slow"),
+    # brave-browser#51761: LM Studio logs a request to a path it does not serve, on a line with no "error" word
+    ("Leo fails with LMstudio and gpt-oss\n2026-01-05 10:04:22 [ERROR]\n Unexpected endpoint or method. (POST /). "
+     "Returning 200 anyway", "route-missing"),
+    ("An unexpected error occurred while generating the content: No generation chunks were returned",
+     "empty-or-reasoning-only"),
     # a Latin word written against Chinese characters is still a word: "会oom" says out of memory
     ("gpt-oss 20B lora 微调，在A100上占用大概为50，但是为什么4*3090 24G会oom", "oom"),
 ])
