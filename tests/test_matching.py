@@ -183,3 +183,12 @@ def test_a_quoted_field_refused_by_name_is_a_rejected_request():
                        "unsupported", allow_download=False)
     assert "rejected" in got.facets.failure
     assert got.triage[0].cls.id == "request-rejected", [h.cls.id for h in got.triage]
+
+
+def test_markdown_escapes_copied_from_an_issue_are_read_without_them():
+    # GitHub's editor writes reasoning\_content and \<reasoning\>: the words are the same as without the escapes
+    plain = explain_text("'messages.1' : property 'reasoning_content' is unsupported", allow_download=False)
+    escaped = explain_text("'messages.1' : property 'reasoning\\_content' is unsupported", allow_download=False)
+    assert "rejected" in escaped.facets.failure
+    assert [m.entry.id for m in escaped.matches] == [m.entry.id for m in plain.matches]
+    assert [h.cls.id for h in escaped.triage] == [h.cls.id for h in plain.triage]

@@ -297,7 +297,7 @@ def well_formed(text: str) -> str:
 
 
 def explain_text(text: str, **kw) -> Explanation:
-    text = redact(well_formed(text))
+    text = redact(parsing.unescape_markdown(well_formed(text)))
     return explain_parsed(parsing.parse_text(text), text=text, **kw)
 
 

@@ -572,3 +572,13 @@ _CJK_BORDER_RE = _Lazy(r"(?<=[\u3040-\u30ff\u3400-\u9fff\uff01-\uff5e])(?=[A-Za-
 def space_cjk(text: str) -> str:
     """``text`` with a space at every border between CJK characters and Latin letters or digits."""
     return _CJK_BORDER_RE.sub(" ", text)
+
+
+# GitHub's editor escapes Markdown in pasted text ("reasoning\_content", "\<reasoning\>"): a report copied from an
+# issue carries the escapes, and to the matcher "reasoning\_content" is two words. They are read without them.
+_MD_ESCAPE_RE = _Lazy(r"\\([<>_*\[\]#`|~])")
+
+
+def unescape_markdown(text: str) -> str:
+    """``text`` without the backslashes Markdown puts before <, >, _, *, [, ], #, `, | and ~."""
+    return _MD_ESCAPE_RE.sub(r"\1", text) if "\\" in text else text
