@@ -159,6 +159,8 @@ def test_chinese_failure_words_are_read(text, cls):
      "Returning 200 anyway", "route-missing"),
     ("An unexpected error occurred while generating the content: No generation chunks were returned",
      "empty-or-reasoning-only"),
+    ("Sometimes the model returns stammered responses, tested in gpt-oss-20b, MLX", "garbage-output"),
+    ("The quality of the output is terrible. The output degrades past the first paragraph.", "garbage-output"),
     # a Latin word written against Chinese characters is still a word: "会oom" says out of memory
     ("gpt-oss 20B lora 微调，在A100上占用大概为50，但是为什么4*3090 24G会oom", "oom"),
 ])
@@ -192,3 +194,9 @@ def test_markdown_escapes_copied_from_an_issue_are_read_without_them():
     assert "rejected" in escaped.facets.failure
     assert [m.entry.id for m in escaped.matches] == [m.entry.id for m in plain.matches]
     assert [h.cls.id for h in escaped.triage] == [h.cls.id for h in plain.triage]
+
+
+def test_the_glossary_states_the_failure():
+    # lmdeploy#4147: "over the token (limit) makes the server restart", said in Chinese
+    got = explain_text("[Bug] gpt-oss-120b 超过token 导致服务器重启", allow_download=False)
+    assert {"context-length", "engine-not-ready"} <= {h.cls.id for h in got.triage}, [h.cls.id for h in got.triage]

@@ -258,7 +258,8 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     hint = search_hint(parsed)
     votes = triage.neighbour_votes(read, entries)
     hits = triage.select(facets, read, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
-                         errors=[e.message for e in parsed.errors][:50], votes=votes,
+                         # the glossary's English names failures: it states the failure like an error message
+                         errors=[e.message for e in parsed.errors][:50] + ([english] if english else []), votes=votes,
                          message=hint["query"] if hint else None)
     matches = matching.match_parsed(parsed, entries=entries, engine=engine, limit=limit, text=text, findings=findings,
                                     facets=facets,

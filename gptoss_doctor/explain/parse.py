@@ -550,6 +550,7 @@ GLOSSARY = {
     "速度慢": "slow", "很慢": "slow", "空回复": "empty response", "返回为空": "empty response",
     "输出为空": "empty output", "内容为空": "empty content", "安装失败": "install failed", "编译失败": "build failed",
     "连接失败": "connection error", "连接被拒绝": "connection refused", "微调": "fine-tuning", "量化": "quantization",
+    "服务器重启": "server restarts", "服务重启": "server restarts", "卡住": "stuck hang", "卡死": "stuck hang",
 }
 _GLOSSARY_RE = _Lazy("|".join(sorted(map(re.escape, GLOSSARY), key=len, reverse=True)), re.I)
 
