@@ -196,6 +196,18 @@ def test_markdown_escapes_copied_from_an_issue_are_read_without_them():
     assert [h.cls.id for h in escaped.triage] == [h.cls.id for h in plain.triage]
 
 
+def test_markdown_escapes_in_a_file_or_a_pipe_are_read_without_them():
+    # `pbpaste | gptoss-doctor explain` reads a stream, not a text argument: the escapes go the same way
+    import io
+
+    from gptoss_doctor.explain import explain_stream
+
+    got = explain_stream(io.BytesIO("follow-up turns fail: property 'reasoning\\_content' is unsupported\n".encode()),
+                         allow_download=False)
+    assert "rejected" in got.facets.failure
+    assert got.triage[0].cls.id == "request-rejected", [h.cls.id for h in got.triage]
+
+
 def test_the_glossary_states_the_failure():
     # lmdeploy#4147: "over the token (limit) makes the server restart", said in Chinese
     got = explain_text("[Bug] gpt-oss-120b 超过token 导致服务器重启", allow_download=False)

@@ -248,11 +248,12 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     source = text if text is not None else parsed.sample
     arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
     art_kinds = {a.kind for a in arts}
-    # what the facets and the triage read: the text with its Latin words set apart from Chinese characters
-    # (parse.space_cjk), and the English of its Chinese failure words (parse.gloss)
-    english, spaced = gloss(source), space_cjk(source)
+    # what the facets and the triage read (its start: none of them reads further): the text with its Latin words
+    # set apart from Chinese characters (parse.space_cjk), and the English of its Chinese failure words (parse.gloss)
+    head = source[:facets_mod.MAX_READ]
+    english, spaced = gloss(head), space_cjk(head)
     read = f"{spaced}\n({english})" if english else spaced
-    facets = facets_mod.extract(parsed, read if english or spaced != source or text is not None else None,
+    facets = facets_mod.extract(parsed, read if english or spaced != head or text is not None else None,
                                 garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
     findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
     hint = search_hint(parsed)
@@ -303,7 +304,12 @@ def explain_text(text: str, **kw) -> Explanation:
 
 
 def explain_stream(fh: BinaryIO, **kw) -> Explanation:
-    return explain_parsed(parsing.parse_stream(fh), **kw)
+    # a file or a pipe is scanned as bytes, line by line: what it read is unescaped like a text argument
+    parsed = parsing.parse_stream(fh)
+    parsed.sample = parsing.unescape_markdown(parsed.sample)
+    for err in parsed.errors:
+        err.message = parsing.unescape_markdown(err.message)
+    return explain_parsed(parsed, **kw)
 
 
 @dataclass

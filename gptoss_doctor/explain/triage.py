@@ -30,9 +30,9 @@ CONTEXT_WEIGHT = 0.5  # a pattern or feature seen only in the context (a launch 
 FAILURE_LINE = re.compile(
     r"error|exception|traceback|fail|fatal|crash|panic|abort|killed|segfault|cannot|can't|can not|couldn't|unable|"
     r"not work|doesn't|does not|don't|won't|isn't|aren't|wasn't|never|no longer|stopped|wrong|broken|empty|missing|"
-    r"invalid|unsupported|not supported|unknown|unexpected|unrecogni[sz]ed|exceed|refus|denied|forbidden|unauthori[sz]ed|timed? ?out|"
-    r"stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|however|only|problem|issue|bug|"
-    r"\b[45]\d\d\b", re.I)
+    r"invalid|unsupported|not supported|unknown|unexpected|unrecogni[sz]ed|exceed|refus|denied|forbidden|"
+    r"unauthori[sz]ed|timed? ?out|stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|"
+    r"however|only|problem|issue|bug|\b[45]\d\d\b", re.I)
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
