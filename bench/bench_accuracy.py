@@ -8,12 +8,16 @@ cited by entries, so its cases whose thread no entry cites are also scored on th
 is the honest measure of how `explain` does on text nobody here has read. A fourth set,
 bench/cases/independent-2026-11-25.yaml (cases with `set: 2026-11-25`), was collected for issue 17 from threads
 nothing here cited, in a fixed query order, by a session that wrote no entry and never ran explain on it; it is
-its own row ("independent-2") and is left out of "all", so the older rows keep their meaning. Report all of them.
+its own row ("independent-2") and is left out of "all", so the older rows keep their meaning. A fifth set,
+bench/cases/independent-3-{a,b,c}.yaml (`set: 2026-11-28`), was collected the same way from threads nothing cited
+then, while a blind second labeller relabelled the fourth: row "independent-3". Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
                                                  # while tuning)
     python bench/bench_accuracy.py --json
+    python bench/bench_accuracy.py --rows dev,tune,holdout   # only these rows (keep the independent ones unread
+                                                             # while tuning)
 
 "right & confident" counts the cases whose top-1 is right with high or medium confidence: a matcher that calls
 everything "low" is as useless as one that calls everything "high". Cases labelled with triage classes
@@ -33,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "bench" / "cases"
 INDEPENDENT_2_SET = "2026-11-25"  # the second independent set (issue 17): its own split and row
+INDEPENDENT_3_SET = "2026-11-28"  # the third (issue 17, bench/cases/independent-3-*.yaml): its own split and row
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
@@ -56,6 +61,8 @@ class Case:
             self.split = "tune"
         elif self.independent and self.set == INDEPENDENT_2_SET:
             self.split = "independent-2"
+        elif self.independent and self.set == INDEPENDENT_3_SET:
+            self.split = "independent-3"
         elif self.independent:
             self.split = "independent"
         else:
@@ -167,8 +174,9 @@ def summary(results: list[Result]) -> dict:
             "independent": block(indep),
             "unseen": block([r for r in indep if _norm_url(r.case.source) not in cited]),
             "independent-2": block([r for r in results if r.case.split == "independent-2"]),
+            "independent-3": block([r for r in results if r.case.split == "independent-3"]),
             "tune": block([r for r in results if r.case.split == "tune"]),
-            "all": block([r for r in results if r.case.split not in ("independent-2", "tune")])}
+            "all": block([r for r in results if r.case.split not in ("independent-2", "independent-3", "tune")])}
 
 
 def _norm_url(url: str) -> str:
@@ -180,18 +188,26 @@ def _cited_urls() -> set[str]:
     return {_norm_url(r["url"]) for e in kb.load() for r in e.references if r.get("url")}
 
 
+ROWS = ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "independent-3", "all")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--misses", choices=["dev", "tune", "holdout", "independent", "independent-2", "all"],
+    ap.add_argument("--misses", choices=["dev", "tune", "holdout", "independent", "independent-2", "independent-3", "all"],
                     help="list the cases this split got wrong")
+    ap.add_argument("--rows", default=",".join(ROWS), help=f"the rows to print, comma-separated (of {', '.join(ROWS)})")
     args = ap.parse_args(argv)
+    rows = [r for r in args.rows.split(",") if r]
+    if any(r not in ROWS for r in rows):
+        ap.error(f"--rows takes some of {', '.join(ROWS)}")
     results = run(load_cases())
     s = summary(results)
     if args.json:
-        print(json.dumps({"schema": "gptoss-doctor.bench-accuracy/1", **s}, indent=2))
+        print(json.dumps({"schema": "gptoss-doctor.bench-accuracy/1", **{k: v for k, v in s.items() if k in rows}},
+                         indent=2))
         return 0
-    for name in ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "all"):
+    for name in rows:
         b = s[name]
         if not b["cases"] and not b["negatives"]:
             continue
