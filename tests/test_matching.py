@@ -163,6 +163,22 @@ def test_chinese_failure_words_are_read(text, cls):
     ("The quality of the output is terrible. The output degrades past the first paragraph.", "garbage-output"),
     # a Latin word written against Chinese characters is still a word: "会oom" says out of memory
     ("gpt-oss 20B lora 微调，在A100上占用大概为50，但是为什么4*3090 24G会oom", "oom"),
+    # foundry-local#207, sglang#17839: output no healthy model writes, said in other words
+    ("I'm able to download and start gpt-oss-20b in Foundry Local, but when prompted with a simple Hello it just "
+     "returns random chars, spaces and words back for several minutes.", "garbage-output"),
+    ("enabling piecewise cuda graph would degrade the accuracy of gpt-oss-120b", "garbage-output"),
+    ('"content": "<|channel|>!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"', "harmony-leak"),
+    # LM Studio's loader refusing a model that does not fit
+    ("[error] Error: Model loading aborted due to insufficient system resources. gpt-oss-120b", "oom"),
+    # ollama#13751: a model that falls back to the CPU is slow, not broken
+    ("Ollama switches to CPU usage in Codex-CLI 0.86.0 after 10K input token is reached with gpt-oss:120b",
+     "looping-slow"),
+    # langchain-aws#571: LangChain's structured-output helper named
+    ("The 'with_structured_output' method (ChatBedrockConverse) is not working for gpt-oss-20b", "structured-output"),
+    # a request or a server that stops answering with no error: a hang
+    ("I run gpt-oss-120b with vllm on 2x RTX 3090 and after about 20 requests the server just hangs, no error in "
+     "the log", "looping-slow"),
+    ("ollama run gpt-oss:20b freezes after the second question and never returns", "looping-slow"),
 ])
 def test_the_failure_the_text_states_picks_the_class(text, cls):
     got = explain_text(text, allow_download=False)
@@ -212,3 +228,49 @@ def test_the_glossary_states_the_failure():
     # lmdeploy#4147: "over the token (limit) makes the server restart", said in Chinese
     got = explain_text("[Bug] gpt-oss-120b 超过token 导致服务器重启", allow_download=False)
     assert {"context-length", "engine-not-ready"} <= {h.cls.id for h in got.triage}, [h.cls.id for h in got.triage]
+
+
+@pytest.mark.parametrize("text, hang", [
+    ("after about 20 requests the vLLM server just hangs", True),
+    ("the request gets stuck at 'prefill' forever", True),
+    ("gpt-oss-20b stops responding after a few turns", True),
+    ("hang on, gpt-oss-20b answers fine on ollama", False),
+    ("I am stuck with llamaindex and bedrock", False),
+])
+def test_a_hang_is_a_failure_kind_of_its_own(text, hang):
+    got = explain_text(text, allow_download=False)
+    assert ("hang" in got.facets.failure) is hang, got.facets.failure
+
+
+def test_a_description_that_says_error_is_no_log_line():
+    # "no error in the log" is the user's prose: no line was logged, and nothing says which component failed
+    got = explain_text("I run gpt-oss-120b on 2x RTX 3090 with vllm 0.11 and after about 20 requests the server "
+                       "just hangs, GPU utilisation 100%, no error in the log", allow_download=False)
+    assert got.parsed.errors == []
+    assert got.origin == "unknown" and "names vLLM" in got.origin_detail and "logged" not in got.origin_detail
+    # a real log line of the engine still is one
+    logged = explain_text("(APIServer pid=1) ERROR 10-28 03:12:55 [serving_chat.py:1145] Error in chat completion "
+                          "stream generator.\nvllm serve openai/gpt-oss-20b", allow_download=False)
+    assert logged.parsed.errors and logged.origin_detail == "vLLM logged it"
+
+
+def test_harmony_quoted_by_a_parser_error_is_a_parse_failure():
+    # lmstudio-js#493: the parser's error quotes the Harmony it could not read; nothing leaked into an answer
+    text = ('Failed to regenerate message\nFailed to parse tool call: Expected "<|message|>", but got "to=function" '
+            "at index 89.")
+    got = explain_text(text, allow_download=False)
+    assert not got.artifacts and "leak" not in got.facets.failure
+    assert "harmony-parse" in [h.cls.id for h in got.triage]
+    assert got.matches[0].entry.id == "lmstudio-tool-call-parse-expected-message"
+    assert got.matches[0].confidence == "high"
+    # without its entry, the other fault of the same parser (a tool name with a space: 'but got "Search <|co"') is
+    # no diagnosis: its quoted Harmony differs, so neither its message's shape nor its pattern matches
+    rest = [e for e in kb.load() if e.id != "lmstudio-tool-call-parse-expected-message"]
+    alone = explain_text(text, allow_download=False, entries=rest)
+    assert not alone.matches or alone.matches[0].confidence == "low", \
+        [(m.entry.id, m.confidence) for m in alone.matches[:2]]
+    # a leak a user reports in words, with "expected" nearby, is still a leak
+    leak = explain_text("Instead, thinking content is embedded within the main response body using channel tags like "
+                        "<|channel|>analysis<|message|>, mixed with the final output. This breaks the expected "
+                        "streaming workflow.", allow_download=False)
+    assert [a.kind for a in leak.artifacts] == ["harmony-leak"]

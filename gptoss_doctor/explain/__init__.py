@@ -229,8 +229,11 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
     if matches and matches[0].confidence in ("high", "medium"):
         origin = matches[0].entry.origin
         return origin, f"the best-matching known issue lies in the {origin.replace('-', ' ')}"
-    if engine:
+    if engine and parsed.errors:
         return "server", f"{engine} logged it"
+    if engine:  # a description that names the engine: no line of the text was logged or raised by anything
+        return "unknown", (f"the text names {engine} but shows no error line or exception, so nothing says which "
+                           "component failed")
     if "openai-sdk" in kinds:
         return "client", "your OpenAI client raised it"
     return "unknown", "nothing in the text says which component raised it"

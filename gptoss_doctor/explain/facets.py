@@ -145,6 +145,10 @@ FAILURES = _table([
     ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperformance (?:degradation|regression|drop)\b|"
              r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
+    # a request or a server that stops answering with no error: stuck, not slow and not dead
+    ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\bfreez(?:e|es|ing)\b|\bfroze(?:n)?\b|\bstops? responding\b|"
+             r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|"
+             r"\b(?:gets?|got|is|was|remains?|stays?) stuck\b|\bstuck (?:at|on|after|in|while|during|forever)\b"),
 ])
 
 HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [

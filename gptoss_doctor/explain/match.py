@@ -58,7 +58,9 @@ def _norm(text: str) -> str:
 
 
 _SHAPE_SUBS = [
-    (re.compile(r"(['\"`])(?:(?!\1).){1,200}\1"), "Q"),       # quoted names and values
+    # quoted names and values (not quoted Harmony markup: "but got \"Search <|co\"" and "but got \"to=function\"" are
+    # different faults of one parser)
+    (re.compile(r"(['\"`])(?:(?!\1|<\|).){1,200}\1"), "Q"),
     (re.compile(r"(?:[a-z]:)?(?:[\\/][\w.\-@]+){2,}"), "P"),    # paths
     (re.compile(r"\b[0-9a-f]{8,}\b|\b\w+-[0-9a-f]{8,}\b"), "H"),  # ids and hashes
     (re.compile(r"(?<![\d.])(?!(?:199998|199999|20[01]\d{3})(?![\d.]))\d+(?:\.\d+)*"), "N"),  # numbers, versions

@@ -100,6 +100,12 @@ ADVICE_RE = _Lazy(r"\bcan cause\b|\bmay cause\b|\bConsider (?:increasing|setting
 # token '<|channel|>' (200005) attribute to USER_DEFINED", "special_eog_ids contains both '<|return|>' and
 # '<|call|>'") and chat-template source printed at start-up ({{- "<|start|>…" }}, {% … %})
 TOKEN_SETUP_RE = _Lazy(r"\bsetting token '<\|[^']*\|>' \(\d+\) attribute\b|\bspecial_eog_ids\b|\bcontrol token:|\{\{-?|\{%-?")
+# a parser's own error that quotes the Harmony text it could not read ("Failed to parse tool call: Expected
+# "<|message|>", but got "to=function"", "Failed to parse input at pos 0: <|channel|>"): a failure to parse, not
+# markup leaked into an answer
+HARMONY_PARSE_FAILURE_RE = _Lazy(r"(?:\bfail\w*|\berror\b|\bunable\b|\bcould ?n[o']t\b)[^\n]{0,40}\bpars(?:e|ing)\b|"
+                                 r"\bexpect(?:ed|ing)\b[^\n]{0,80}\bbut (?:got|found|received|saw)\b|"
+                                 r"\bexpect(?:ed|ing) (?:special |start )?token\b", re.I)
 QUIET_LEVEL_RE = _Lazy(r"^\s*(?:\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*)?(?:WARNING|WARN|INFO|DEBUG)\b"
                        r"|^\s*\d{4}-\d\d-\d\d[ T][\d:.,]+\s*(?:-\s*[\w.]+\s*-\s*)?(?:WARNING|WARN|INFO|DEBUG)\b|.*\blevel=(?:WARN|INFO|DEBUG)\b")
 # the line that ends a traceback may name an exception whose class does not end in Error/Exception
@@ -110,7 +116,7 @@ EXC_LINE_RE = _Lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure
 EXC_INLINE_RE = _Lazy(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
 SDK_RE = _Lazy(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
 FRAME_RE = _Lazy(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
-LEVEL_ERROR_RE = _Lazy(r"\bERROR\b|hit an exception|exception caught|log_server_r: .* 5\d\d\s*$|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|\bFATAL\b|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
+LEVEL_ERROR_RE = _Lazy(r"(?-i:\bERROR\b)|hit an exception|exception caught|log_server_r: .* 5\d\d\s*$|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|(?-i:\bFATAL\b)|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
 
 # tool names in Harmony headers, Rust debug output, Ollama fields, and leaked recipients
 # (any namespace: "to=functions.x", "to=browser.search", "to=sql_db_list_tables"; never a role such as "assistant")
@@ -388,6 +394,9 @@ class Scanner:
             return
         if exc:
             self._add(ParsedError("exception", line[:2000], exception=exc.group(1), line=lineno, engine=engine), raw)
+            return
+        if HARMONY_TOKENS_RE.search(line) and HARMONY_PARSE_FAILURE_RE.search(line):
+            self._add(ParsedError("log-error", line[:2000], line=lineno, engine=engine), raw)
             return
         if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw) and "prompt" not in line.lower() \
                 and not TOKEN_SETUP_RE.search(line):
