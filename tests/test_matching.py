@@ -274,3 +274,58 @@ def test_harmony_quoted_by_a_parser_error_is_a_parse_failure():
                         "<|channel|>analysis<|message|>, mixed with the final output. This breaks the expected "
                         "streaming workflow.", allow_download=False)
     assert [a.kind for a in leak.artifacts] == ["harmony-leak"]
+
+
+@pytest.mark.parametrize("text, cls", [
+    # a provider's rate limit is the provider's own answer: the layer is the class (status 429, also in Chinese)
+    ("Error: OpenAI: gpt-oss-120b (free) - 429 Provider returned error", "proxy-wrapped"),
+    ("用 openrouter 调 gpt-oss-120b:free，中文提示词总是返回 429 状态码", "proxy-wrapped"),
+    ("RuntimeError: CUDA error: device-side assert triggered while running gpt-oss-20b generate()", "kernel-hardware"),
+    ("llama-server with gpt-oss-20b: srv operator(): http client error: Failed to read connection", "unreachable"),
+    ("Ich habe viele Probleme mit dem StructuredOutput Feature beim GPT-OSS Modell", "structured-output"),
+    ("langchain-ollama error for strict parameter with gpt-oss:20b", "request-rejected"),
+    ("Response API streaming with gpt-oss-20b doesn't stop when the request is cancelled", "responses-api"),
+    ("after fine-tuning, gpt-oss-20b gives irrelevant responses to simple questions", "garbage-output"),
+    # a whole machine that freezes while a model loads has run out of memory; it is not a stuck request
+    ("reloading gpt-oss-20b with the max context in LM Studio freezes the whole Mac", "oom"),
+    ("the bundled ollama 0.9 is not capable to run newer models like gpt-oss", "load-failure"),
+])
+def test_what_unseen_reports_show_picks_the_class(text, cls):
+    got = explain_text(text, allow_download=False)
+    assert got.triage and got.triage[0].cls.id == cls, [h.cls.id for h in got.triage]
+
+
+def test_a_crash_is_a_kernel_or_hardware_fault_only_where_the_text_names_one():
+    # of 17 labelled crashes that name no GPU, kernel or driver, one was a kernel or hardware fault
+    plain = explain_text("BrowserOS keeps crashing when I use gpt-oss:20b in agent mode", allow_download=False)
+    assert "crash" in plain.facets.failure
+    assert all(h.cls.id != "kernel-hardware" or "failure: crash" not in h.why for h in plain.triage), \
+        [(h.cls.id, h.why) for h in plain.triage]
+    gpu = explain_text("vLLM crashes with CUDA illegal memory access on gpt-oss-120b", allow_download=False)
+    assert gpu.triage[0].cls.id == "kernel-hardware"
+    fa = explain_text("With OLLAMA_FLASH_ATTENTION=1 the server crashes on gpt-oss:20b", allow_download=False)
+    assert fa.triage[0].cls.id == "kernel-hardware", [h.cls.id for h in fa.triage]
+
+
+def test_one_harmony_token_named_in_a_sentence_is_no_leak():
+    # pocketpal-ai#735's shape: the user writes about <|end|>; no Harmony reached an answer
+    got = explain_text("GPT-OSS-20B: the text after <|end|> is not shown, only the reasoning. <|end|> only ends the "
+                       "reasoning part", allow_download=False)
+    assert "leak" not in got.facets.failure and not any(e.kind == "harmony-leak" for e in got.parsed.errors)
+    assert got.triage[0].cls.id == "empty-or-reasoning-only", [h.cls.id for h in got.triage]
+    leaked = explain_text('"content": "<|channel|>analysis<|message|>We need to answer.<|end|>"', allow_download=False)
+    assert "leak" in leaked.facets.failure
+
+
+def test_the_transcript_of_a_local_generate_call_is_no_leak():
+    # transformers' generate() with a TextStreamer prints the Harmony transcript by design (no server, no parser)
+    text = ("_ = model.generate(**inputs, max_new_tokens=64, streamer=TextStreamer(tokenizer))\n"
+            "Output: <|start|>assistant<|channel|>analysis<|message|>The user asks how are you.<|end|>\n"
+            "after fine-tuning, gpt-oss gives irrelevant responses")
+    got = explain_text(text, allow_download=False)
+    assert not got.artifacts and "leak" not in got.facets.failure
+    assert got.triage[0].cls.id == "garbage-output", [h.cls.id for h in got.triage]
+    # the same transcript returned by a server is a leak
+    served = explain_text('{"choices":[{"message":{"content":"<|channel|>analysis<|message|>The user asks.<|end|>'
+                          '<|start|>assistant<|channel|>final<|message|>Hi"}}]}', allow_download=False)
+    assert [a.kind for a in served.artifacts] == ["harmony-leak"]

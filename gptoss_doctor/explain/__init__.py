@@ -250,6 +250,9 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
 
     source = text if text is not None else parsed.sample
     arts, messages = artifacts_mod.recognise(source, proxy_seen="litellm" in parsed.engines)
+    raw_generation = artifacts_mod.raw_generation(source)
+    if raw_generation:  # the transcript a local generate() prints is no leak (artifacts.raw_generation)
+        parsed.errors = [e for e in parsed.errors if e.kind != "harmony-leak"]
     art_kinds = {a.kind for a in arts}
     # what the facets and the triage read (its start: none of them reads further): the text with its Latin words
     # set apart from Chinese characters (parse.space_cjk), and the English of its Chinese failure words (parse.gloss)
@@ -260,6 +263,8 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
                                 garbage="garbage-output" in art_kinds, artifact_kinds=art_kinds)
     findings = {a.finding: "the text shows " + a.evidence for a in arts if a.finding}
     hint = search_hint(parsed)
+    if raw_generation:  # ... so its special tokens say nothing of the problem either
+        read = parsing.HARMONY_TOKENS_RE.sub(" ", read)
     votes = triage.neighbour_votes(read, entries)
     hits = triage.select(facets, read, kinds={e.kind for e in parsed.errors}, artifacts=art_kinds,
                          # the glossary's English names failures: it states the failure like an error message

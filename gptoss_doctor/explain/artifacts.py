@@ -255,6 +255,14 @@ def _layer(proxy_seen: bool) -> str:
     return "proxy" if proxy_seen else "server"
 
 
+def raw_generation(text: str) -> bool:
+    """The text shows a local generate() call (transformers, mlx-lm): the Harmony transcript it prints is what the
+    model writes by design, with no server and no parser on the path, so it is no leak."""
+    from gptoss_doctor.explain.parse import RAW_GENERATION_RE
+
+    return "<|" in text and bool(RAW_GENERATION_RE.search(text[:65536]))
+
+
 def recognise(text: str, *, proxy_seen: bool = False) -> tuple[list[Artifact], list[HarmonyMessage]]:
     """Artifacts in ``text`` and the Harmony messages recovered from it."""
     arts: list[Artifact] = []
@@ -269,7 +277,7 @@ def recognise(text: str, *, proxy_seen: bool = False) -> tuple[list[Artifact], l
         # a parser's error quoting the Harmony it could not read is a parse failure, not leaked output
         text = "\n".join(line for line in text.splitlines() if not HARMONY_PARSE_FAILURE_RE.search(line))
     messages = parse_harmony(text) if "<|" in text else []
-    if messages:
+    if messages and not raw_generation(text):
         tools = [m.tool_name for m in messages if m.tool_name]
         calls = [m for m in messages if m.end == "call" or m.tool_name]
         what = (f"{len(messages)} raw Harmony message(s) in the text"

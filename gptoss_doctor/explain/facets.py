@@ -80,7 +80,7 @@ PROVIDERS: list[tuple[str, _Lazy]] = _table([
 
 # --- API surface, streaming, features ------------------------------------------------------------------------
 APIS = _table([
-    ("responses", r"/v1/responses\b|\bresponses\.(?:create|stream)\b|\bresponses api\b|\bprevious_response_id\b|"
+    ("responses", r"/v1/responses\b|\bresponses\.(?:create|stream)\b|\bresponses? api\b|\bprevious_response_id\b|"
                   r"\bresponse\.output_(?:text|item)\b"),
     ("ollama", r"/api/(?:chat|generate)\b|\bollama\.chat\b"),
     ("completions", r"/v1/completions\b|\bcompletions\.create\((?!.*messages)|\btext completion\b"),
@@ -92,7 +92,7 @@ STREAM_OFF = _Lazy(r"\bstream\s*[=:]\s*(?:false|False)\b|\"stream\":\s*false|\bn
 FEATURES = _table([
     ("tools", r"\btool[_ -]?calls?\b|\btools\s*[=:]|\btool_choice\b|\bfunction[_ ]call(?:ing|s)?\b|\bto=functions\.|"
               r"--tool-call-parser|--enable-auto-tool-choice|\btool use\b|\btool calling\b"),
-    ("structured-output", r"\bresponse_format\b|\bjson_schema\b|\bstructured outputs?\b|\bguided_(?:json|grammar|"
+    ("structured-output", r"\bresponse_format\b|\bjson_schema\b|\bstructured[ _]?outputs?\b|\bguided_(?:json|grammar|"
                           r"decoding)\b|\bjson mode\b|\bgrammar\b|\bxgrammar\b|\boutlines\b"),
     ("reasoning", r"\breasoning(?:_effort|_content|\.effort)?\b|\bthinking\b|--reasoning-parser|\banalysis channel\b"),
     ("builtin-tools", r"\bcode_interpreter\b|\bweb_search(?:_preview)?\b|\bbrowser\.(?:search|open|find)\b|"
@@ -119,7 +119,7 @@ PHASES = _table([
 ])
 FAILURES = _table([
     ("crash", r"\bsegmentation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
-              r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
+              r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed|ing)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
               r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
     ("oom", r"\bout of mem\w*|\bOOM(?:s|ed|ing)?\b|\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
             r"\binsufficient memory\b|\bfailed to allocate\b|\bKV cache\b.*\b(?:too small|larger than|not enough)\b|"
@@ -145,8 +145,14 @@ FAILURES = _table([
     ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperformance (?:degradation|regression|drop)\b|"
              r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
+    # output no healthy model writes, in the user's words (the artifact recogniser sees it in the output itself)
+    ("garbage", r"\bgibberish\b|\bgarbled\b|\bnonsens\w*|\bword salad\b|\bincoherent\b|"
+                r"\brandom (?:chars|characters|tokens|symbols|letters|words)\b|"
+                r"\b(?:irrelevant|strange|weird|meaningless|bizarre) (?:outputs?|responses?|answers?|replies)\b"),
     # a request or a server that stops answering with no error: stuck, not slow and not dead
-    ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\bfreez(?:e|es|ing)\b|\bfroze(?:n)?\b|\bstops? responding\b|"
+    # (a whole machine that freezes is out of memory, not a stuck request)
+    ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\b(?:freez(?:e|es|ing)|froze(?:n)?)\b"
+             r"(?![^.\n]{0,30}\b(?:system|mac|machine|computer|pc|laptop|desktop)\b)|\bstops? responding\b|"
              r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|"
              r"\b(?:gets?|got|is|was|remains?|stays?) stuck\b|\bstuck (?:at|on|after|in|while|during|forever)\b"),
 ])
@@ -156,9 +162,10 @@ HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
     r"\bstatus(?:[ _]code)?\W{0,3}(\d{3})\b",                        # "status code 404", "status_code=503", "status: 401"
     r"\bHTTP/\d(?:\.\d)?\"? (\d{3})\b",                              # access logs
     r"\b(\d{3}) (?:Unauthorized|Forbidden|Not Found|Bad Request|Unprocessable Entity|Service Unavailable|"
-    r"Bad Gateway|Gateway Timeout|Internal Server Error|Too Many Requests)\b",
+    r"Bad Gateway|Gateway Timeout|Internal Server Error|Too Many Requests|Provider returned error)\b",
     r"\bHTTP (?:error )?(\d{3})\b",
     r"\"code\":\s*\"?(\d{3})\b",
+    r"(?<!\d)(\d{3}) ?(?:状态码|錯誤|错误)|(?:状态码|狀態碼)\D{0,3}(\d{3})\b",  # Chinese: "返回 429 状态码"
 ]]
 
 # --- hardware ---------------------------------------------------------------------------------------------------
@@ -308,7 +315,7 @@ def _status(parsed: Parsed, head: str) -> int | None:
             return e.status
     for rx in HTTP_STATUS_RES:
         for m in rx.finditer(head):
-            code = int(m.group(1))
+            code = int(next(g for g in m.groups() if g))
             if 400 <= code < 600:
                 return code
     return None

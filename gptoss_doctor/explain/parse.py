@@ -106,6 +106,15 @@ TOKEN_SETUP_RE = _Lazy(r"\bsetting token '<\|[^']*\|>' \(\d+\) attribute\b|\bspe
 HARMONY_PARSE_FAILURE_RE = _Lazy(r"(?:\bfail\w*|\berror\b|\bunable\b|\bcould ?n[o']t\b)[^\n]{0,40}\bpars(?:e|ing)\b|"
                                  r"\bexpect(?:ed|ing)\b[^\n]{0,80}\bbut (?:got|found|received|saw)\b|"
                                  r"\bexpect(?:ed|ing) (?:special |start )?token\b", re.I)
+# what leaked Harmony looks like on a line: two special tokens close together, or one followed by what the format
+# writes after it
+# (a channel name, a role, a recipient, a constraint, a message body); a token named once in a sentence ("the text
+# after <|end|> is not shown") is a user writing about the format
+HARMONY_LEAK_SHAPE_RE = _Lazy(r"<\|\w+\|>\S{0,40}<\|\w+\|>|<\|(?:channel|start)\|>\s*(?:analysis|commentary|final|"
+                              r"assistant|user|system|developer|functions\.)|<\|constrain\|>\s*json|<\|message\|>\s*[{\w]")
+# a local generate() call (transformers, mlx-lm) in a text: see artifacts.raw_generation
+RAW_GENERATION_RE = _Lazy(r"\bmodel\.generate\(|\bTextStreamer\b|\bmlx_lm(?:\.| )generate\b|\btokenizer\.decode\(|"
+                          r"\bbatch_decode\(")
 QUIET_LEVEL_RE = _Lazy(r"^\s*(?:\((?:APIServer|EngineCore(?:_\d+)?|VllmWorker[^ )]*) pid=\d+\)\s*)?(?:WARNING|WARN|INFO|DEBUG)\b"
                        r"|^\s*\d{4}-\d\d-\d\d[ T][\d:.,]+\s*(?:-\s*[\w.]+\s*-\s*)?(?:WARNING|WARN|INFO|DEBUG)\b|.*\blevel=(?:WARN|INFO|DEBUG)\b")
 # the line that ends a traceback may name an exception whose class does not end in Error/Exception
@@ -398,8 +407,8 @@ class Scanner:
         if HARMONY_TOKENS_RE.search(line) and HARMONY_PARSE_FAILURE_RE.search(line):
             self._add(ParsedError("log-error", line[:2000], line=lineno, engine=engine), raw)
             return
-        if HARMONY_TOKENS_RE.search(line) and not LEVEL_ERROR_RE.search(raw) and "prompt" not in line.lower() \
-                and not TOKEN_SETUP_RE.search(line):
+        if HARMONY_TOKENS_RE.search(line) and HARMONY_LEAK_SHAPE_RE.search(line) and not LEVEL_ERROR_RE.search(raw) \
+                and "prompt" not in line.lower() and not TOKEN_SETUP_RE.search(line):
             self._add(ParsedError("harmony-leak", line[:500], line=lineno, engine=engine), raw)
             return
         if LEVEL_ERROR_RE.search(raw) and not (quiet and ADVICE_RE.search(line)):

@@ -33,6 +33,10 @@ FAILURE_LINE = re.compile(
     r"invalid|unsupported|not supported|unknown|unexpected|unrecogni[sz]ed|exceed|refus|denied|forbidden|"
     r"unauthori[sz]ed|timed? ?out|stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|"
     r"however|only|problem|issue|bug|\b[45]\d\d\b", re.I)
+KERNEL_WORDS = re.compile(r"\b(?:cuda\w*|rocm|hip\w*|gpus?|kernels?|metal|vulkan|sycl|npu|sm_?\d{2,3}|gfx\d+|illegal|driver|"
+                          r"segfault|segmentation|sigsegv|sigbus|core dumped|ggml_assert|nvidia|amd|radeon|blackwell|"
+                          r"hopper|ampere|vram|attention backend|apple silicon|mps|m[1-5](?: pro| max| ultra)?)\b|"
+                          r"flash[_ ]?attn|flash[_ ]?attention", re.I)
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
@@ -108,10 +112,12 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
     if facets.api and facets.api in sel.get("facets_api", []):
         score += WEIGHTS["facets_api"]
         why.append(f"the {facets.api} API")
-    fail = [f for f in sel.get("failure", []) if f in facets.failure]
+    fail = [f for f in sel.get("failure", []) if f in facets.failure
+            and not (f == "crash" and c.id == "kernel-hardware" and not KERNEL_WORDS.search(text))]
     if fail:
         # a crash says something died, not why: when the text also says what killed it (out of memory, garbage
-        # before it, a loop), that weighs more; alone it is the kernel/hardware class's sign
+        # before it, a loop), that weighs more; alone it is the kernel/hardware class's sign, when the text names a
+        # GPU, a kernel or a driver at all (of 17 labelled crashes that name none, 1 was a kernel or hardware fault)
         said = set(facets.failure) & SPECIFIC_FAILURES
         score += sum(CRASH_WEIGHT if f == "crash" and said else WEIGHTS["failure"] for f in fail)
         why.append("failure: " + ", ".join(fail))
@@ -189,8 +195,9 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     # words and neighbours (an SDK's repr of a garbage answer prints 'tool_calls=[]', which is no tool problem);
     # neutral on the dev and tune splits (254/383, 52/71), it makes garbage through openai-python garbage first
     hits.sort(key=lambda h: (not h.strong, -h.score, kb.CLASS_IDS.index(h.cls.id)))
-    if hits and hits[0].cls.id in LAYER_CLASSES:
-        # a wrapper says where the error passed, the class it wraps says what went wrong: a proxy re-wrapping its
+    if hits and hits[0].cls.id in LAYER_CLASSES and not (hits[0].strong and facets.http_status):
+        # a wrapper says where the error passed, the class it wraps says what went wrong (unless the status is the
+        # layer's own answer, such as a provider's 429 rate limit): a proxy re-wrapping its
         # backend's connection error is first of all a backend that is down. When the text shows nothing else,
         # the kind of problem its nearest known issues are comes first
         if len(hits) == 1 and votes:
