@@ -107,9 +107,8 @@ HARMONY_PARSE_FAILURE_RE = _Lazy(r"(?:\bfail\w*|\berror\b|\bunable\b|\bcould ?n[
                                  r"\bexpect(?:ed|ing)\b[^\n]{0,80}\bbut (?:got|found|received|saw)\b|"
                                  r"\bexpect(?:ed|ing) (?:special |start )?token\b", re.I)
 # what leaked Harmony looks like on a line: two special tokens close together, or one followed by what the format
-# writes after it
-# (a channel name, a role, a recipient, a constraint, a message body); a token named once in a sentence ("the text
-# after <|end|> is not shown") is a user writing about the format
+# writes after it (a channel name, a role, a recipient, a constraint, a message body); a token named once in a
+# sentence ("the text after <|end|> is not shown") is a user writing about the format
 HARMONY_LEAK_SHAPE_RE = _Lazy(r"<\|\w+\|>\S{0,40}<\|\w+\|>|<\|(?:channel|start)\|>\s*(?:analysis|commentary|final|"
                               r"assistant|user|system|developer|functions\.)|<\|constrain\|>\s*json|<\|message\|>\s*[{\w]")
 # a local generate() call (transformers, mlx-lm) in a text: see artifacts.raw_generation
