@@ -6,6 +6,8 @@ no entry describes. Leave-one-out makes such cases from it: each dev case is mat
 gets is wrong by construction. Used to tune the confidence rules without reading the held-back or independent sets.
 
     python bench/bench_calibration.py            # simulated-uncovered confident wrong, by the kind of evidence
+    python bench/bench_calibration.py --triage dev            # the triage's first class, each case without its entries
+    python bench/bench_calibration.py --basis tune,independent  # how often it fits, by how it was chosen
 """
 
 from __future__ import annotations
@@ -85,14 +87,51 @@ def triage_loo(split: str) -> tuple[int, int, collections.Counter, list[str]]:
     return fits, len(cases), confusion, lines
 
 
+def triage_by_basis(split: str) -> dict[str, tuple[int, int]]:
+    """How the first triage class was chosen (shown / said / guess, triage.BASES) and how often it fit, per basis:
+    {basis: (fits, cases)}. The cases of a tuned split (dev, tune) are explained without their own entries; those
+    of an independent set are its uncovered ones, explained as they are. Counts only: no case is listed."""
+    import bench_accuracy as B
+    from gptoss_doctor import kb
+    from gptoss_doctor.explain import explain_text
+
+    entries = kb.load()
+    merged = kb.aliases(entries)
+    out: dict[str, list[int]] = {}
+    for c in B.load_cases():
+        if c.split != split or c.negative or not c.classes:
+            continue
+        if split in ("dev", "tune", "holdout"):
+            expect = {merged.get(x, x) for x in c.expect}
+            rest = [e for e in entries if e.id not in expect]
+        elif c.uncovered:
+            rest = entries
+        else:
+            continue
+        hits = explain_text(c.text, allow_download=False, entries=rest).triage
+        basis = hits[0].basis if hits else "none"
+        row = out.setdefault(basis, [0, 0])
+        row[0] += bool(hits) and hits[0].cls.id in c.classes
+        row[1] += 1
+    return {b: (f, n) for b, (f, n) in out.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--show", type=int, default=0, help="list N of the confident wrong answers (dev texts only)")
     ap.add_argument("--triage", choices=["dev", "tune", "holdout"],
                     help="the triage's first class on this split's labelled cases, each without its own entries "
                          "(never list holdout misses while tuning)")
+    ap.add_argument("--basis", metavar="SPLITS",
+                    help="comma-separated splits (dev, tune, holdout, independent, independent-2, independent-3): how "
+                         "often the first triage class fits, by how it was chosen (counts only)")
     args = ap.parse_args(argv)
 
+    if args.basis:
+        for split in args.basis.split(","):
+            rows = triage_by_basis(split)
+            print(f"{split:14} " + "   ".join(f"{b} {f}/{n}" for b, (f, n) in sorted(rows.items())))
+        return 0
     if args.triage:
         fits, n, confusion, lines = triage_loo(args.triage)
         if args.triage != "holdout":

@@ -258,3 +258,13 @@ def test_json_carries_no_raw_bidi_or_c1_from_the_text(cli, tmp_path):
     doc = res.json()  # still valid JSON, the same strings once parsed
     assert "\u202e" in doc["errors"][0]["message"]
     assert classes(doc)[0] == "route-missing"
+
+
+
+def test_a_status_shown_by_the_text_is_no_guess_and_asks_nothing(cli, tmp_path):
+    with serve("vllm", faults=("api_key",)) as srv:
+        text = run_openai(srv.url)
+    doc = explain_json(cli, text, tmp_path)
+    top = doc["triage"]["classes"][0]
+    assert top["id"] == "auth" and top["basis"] == "shown"
+    assert doc["triage"]["ask"] == []

@@ -63,6 +63,12 @@ class Explanation:
         return kept + [("provider", f"report it to {prov} with the request and the raw reply: the model runs on "
                                     "their servers, so no engine flag or upgrade of yours applies there")]
 
+    def ask(self) -> list[str]:
+        """What to add to the text to tell its causes apart (triage.ask)."""
+        from gptoss_doctor.explain import triage
+
+        return triage.ask(self.facets, len(self.parsed.errors), self.triage)
+
     def search_hint(self) -> dict | None:
         """When nothing matches confidently: the normalised message and where to search for it."""
         if self.confident:
@@ -87,7 +93,8 @@ class Explanation:
             "matches": [self._match_json(m) for m in self.matches],
             "search": self.search_hint(),
             "facets": self.facets.to_json(),
-            "triage": {"known": self.confident, "classes": [h.to_json() for h in self.triage]},
+            "triage": {"known": self.confident, "classes": [h.to_json() for h in self.triage],
+                       "ask": [] if self.confident else self.ask()},
         }
 
     def _match_json(self, m: matching.Match) -> dict:

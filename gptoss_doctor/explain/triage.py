@@ -42,6 +42,16 @@ FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
                           r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
 
+# how a class was chosen, and how often such a first class fit the labels of problems no entry describes, on the
+# sets nobody had tuned on when it was measured (2026-11-28: the uncovered problems of the first independent set and
+# of independent-3, bench/bench_calibration.py --basis): shown by an HTTP status, a parsed error kind or an artifact
+# 5 of 9; said by the text's own words and facets (enough to select the class without its neighbours) 34 of 48
+# (71%); chosen by the nearest known issues' vote, the text alone too weak to select it, 10 of 37 (27%) — a guess
+SHOWN, SAID, GUESS = "shown", "said", "guess"
+BASES = {SHOWN: "the text shows it (an HTTP status, an error kind or an artifact)",
+         SAID: "the text says it (its words, failure kind, feature, phase or API)",
+         GUESS: "a guess: the text shows nothing of this kind itself; its nearest known issues are this kind"}
+
 CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
                    "litellm": "BerriAI/litellm", "openai-agents": "openai/openai-agents-python",
                    "langchain": "langchain-ai/langchain", "llamaindex": "run-llama/llama_index",
@@ -56,10 +66,12 @@ class TriageHit:
     why: list[str] = field(default_factory=list)
     searches: list[dict] = field(default_factory=list)
     strong: bool = False  # selected by an HTTP status, a parsed error kind or an artifact (not by words alone)
+    basis: str = GUESS  # how the class was chosen: SHOWN, SAID or GUESS (see BASES)
 
     def to_json(self) -> dict:
         c = self.cls
-        return {"id": c.id, "title": c.title, "layers": c.layers, "why": self.why, "checks": c.checks,
+        return {"id": c.id, "title": c.title, "layers": c.layers, "basis": self.basis, "why": self.why,
+                "checks": c.checks,
                 "fixes": [{"step": f["step"], "layer": f["layer"], "references": f["references"]} for f in c.fixes],
                 "searches": self.searches}
 
@@ -181,6 +193,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     hits = []
     for c in kb.load_classes():
         score, why = _score(c, facets, text, kinds or set(), artifacts or set(), focus)
+        own = score  # what the text itself shows of the class, before its neighbours' vote
         if votes and c.id in votes.weight:
             score += KNN_WEIGHT * votes.weight[c.id]
             why.append(_vote_why(votes, c.id))
@@ -189,7 +202,8 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
                            and facets.http_status in c.select.get("http_status", []))
                           or (kinds or set()) & set(c.select.get("kinds", []))
                           or (artifacts or set()) & set(c.select.get("artifacts", [])))
-            hits.append(TriageHit(c, score, why, strong=strong))
+            hits.append(TriageHit(c, score, why, strong=strong,
+                                  basis=SHOWN if strong else SAID if own >= MIN_SCORE else GUESS))
     _backend_down(hits, facets)
     # a class the text shows by an HTTP status, a parsed error kind or an artifact comes before classes chosen by
     # words and neighbours (an SDK's repr of a garbage answer prints 'tool_calls=[]', which is no tool problem);
@@ -308,3 +322,35 @@ def from_neighbours(votes: Votes, facets: Facets, message: str | None, limit: in
 
 def _vote_why(votes: Votes, cid: str) -> str:
     return "the closest known issues are this kind of problem: " + ", ".join(votes.names[cid][:3])
+
+
+# failure kinds that need the hardware to tell their causes apart (kernels, memory, drivers)
+HARDWARE_FAILURES = {"crash", "oom", "garbage", "slow", "hang"}
+MAX_ASK = 4
+
+
+def ask(facets: Facets, errors: int, hits: list[TriageHit]) -> list[str]:
+    """What the text does not say that would tell its problem's causes apart: the facts a person troubleshooting it
+    would ask for next, most telling first (at most ``MAX_ASK``): the error itself, what the user sees, what serves
+    the model, and — where the first class's layers make them matter — how it is called and the hardware. Empty when
+    the text shows its class (an HTTP status, an error kind, an artifact)."""
+    if hits and hits[0].basis == SHOWN:
+        return []
+    out: list[str] = []
+    if not errors and not facets.http_status:
+        out.append("the exact error, pasted whole (the server log's error line or the client's exception)")
+    if not facets.failure and not facets.http_status:
+        out.append("what you see instead of an answer (an error, an empty reply, raw <|channel|> text, a wrong or "
+                   "missing tool call, garbled text, a hang, a crash)")
+    if not (facets.engine or facets.provider or facets.proxy):
+        out.append("what serves the model (vLLM, SGLang, Ollama, llama.cpp, LM Studio, a hosted provider, a proxy) "
+                   "and its version")
+    elif facets.engine and not facets.engine.get("version"):
+        out.append(f"the {facets.engine['name']} version")
+    layers = {lay for h in hits[:1] for lay in h.cls.layers}
+    if not (facets.api or facets.client) and (not layers or layers & {"client", "proxy"}):
+        out.append("how it is called (the API — chat completions, Responses, Ollama's /api/chat —, streaming or not, "
+                   "the client library)")
+    if not facets.hardware and (set(facets.failure) & HARDWARE_FAILURES or "hardware" in layers):
+        out.append("the GPU (or CPU / Apple chip) and its memory")
+    return out[:MAX_ASK]

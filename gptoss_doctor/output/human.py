@@ -169,23 +169,37 @@ def _render_facets(out: Output, ex) -> None:
     out.line()
 
 
+# how a triage class was chosen (triage.BASES), as its line says it
+BASIS_LABEL = {"shown": "shown by the text", "said": "the text says so", "guess": "a guess"}
+
+
 def _render_triage(out: Output, ex, verbose: bool) -> None:
     if not ex.triage:
         return
-    out.heading("Not a known issue — check these next" if not ex.confident else "Problem classes it also fits")
+    guess = ex.triage[0].basis == "guess"
+    out.heading("Problem classes it also fits" if ex.confident else
+                "Not a known issue — check these next" if not guess else
+                "Not a known issue, and the text does not say what kind — guesses to check")
     for n, h in enumerate(ex.triage, 1):
         c = h.cls
-        out.mark("info", f"{n}. {c.title}  [{c.id}; layers: {', '.join(c.layers)}]", indent=2)
+        out.mark("info", f"{n}. {c.title}  [{c.id}; layers: {', '.join(c.layers)}; {BASIS_LABEL[h.basis]}]",
+                 indent=2)
         if ex.confident and not verbose:
             continue
         out.detail("why: " + "; ".join(h.why), indent=6)
-        for chk in (c.checks if verbose or n == 1 else c.checks[:1]):
+        full = verbose or (n == 1 and h.basis != "guess")  # a guess gets its first check, not a fix to apply
+        for chk in (c.checks if full else c.checks[:1]):
             out.detail("check: " + chk, indent=6)
-        for fx in (c.fixes if verbose or n == 1 else c.fixes[:1]):
+        for fx in (c.fixes if full else c.fixes[:1] if h.basis != "guess" else []):
             out.detail(f"fix ({fx['layer']}): {fx['step']}", indent=6)
             out.detail("see: " + ", ".join(fx["references"][:2]), indent=8)
-        for srch in h.searches[: 3 if verbose or n == 1 else 1]:
+        for srch in h.searches[: 3 if full else 1]:
             out.detail(f"search {srch['tracker']}: {srch['url']}", indent=6)
+    asked = [] if ex.confident else ex.ask()
+    if asked:
+        out.detail("To tell these apart, add to the text:", indent=2)
+        for a in asked:
+            out.detail("- " + a, indent=4)
 
 
 def explanation(out: Output, ex, verbose: bool = False) -> None:
