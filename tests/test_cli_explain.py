@@ -239,3 +239,13 @@ def test_a_described_failure_is_said_and_asks_only_what_is_missing(cli):
     assert "the vllm version" in ask  # the engine is named, its version is not
     assert "what serves the model" not in ask and "the GPU" not in ask  # both are in the text
     assert "what you see" not in ask  # it says: a hang
+
+
+def test_a_low_lead_shows_its_cause_and_points_at_its_fixes(cli):
+    res = cli("explain", "--offline", VAGUE)
+    out = res.stdout
+    leads = out[out.index("Closest known issues (low confidence)"):]
+    assert "cause: " in leads and "run 'gptoss-doctor kb show " in leads
+    assert "fix (" not in leads and "fix: " not in leads  # a lead is no diagnosis: no fix to apply from it
+    full = cli("explain", "--offline", "--verbose", VAGUE).stdout
+    assert "fix (" in full[full.index("Closest known issues (low confidence)"):]
