@@ -346,7 +346,10 @@ def ask(facets: Facets, errors: int, hits: list[TriageHit]) -> list[str]:
         out.append("what serves the model (vLLM, SGLang, Ollama, llama.cpp, LM Studio, a hosted provider, a proxy) "
                    "and its version")
     elif facets.engine and not facets.engine.get("version"):
-        out.append(f"the {facets.engine['name']} version")
+        from gptoss_doctor import engines
+
+        name = facets.engine["name"]
+        out.append(f"the {engines.label(name) if engines.known(name) else name} version")
     layers = {lay for h in hits[:1] for lay in h.cls.layers}
     if not (facets.api or facets.client) and (not layers or layers & {"client", "proxy"}):
         out.append("how it is called (the API — chat completions, Responses, Ollama's /api/chat —, streaming or not, "
