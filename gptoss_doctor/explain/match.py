@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gptoss_doctor import kb
+from gptoss_doctor.explain import literals
 from gptoss_doctor.explain.parse import Parsed, gloss, parse_text
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class Index:
         self.entries = entries
         self.messages = [[_norm(m) for m in e.messages] for e in entries]
         self._shapes: list[list[str]] | None = None
-        self._patterns: dict[int, list[re.Pattern]] = {}
+        self._literals: dict[str, list[str] | None] | None = None
         self._ranker = None
 
     def finding_count(self, finding: str) -> int:
@@ -160,10 +161,19 @@ class Index:
             self._shapes = [[shape(m) for m in e.messages] for e in self.entries]
         return self._shapes[i]
 
-    def patterns(self, i: int) -> list[re.Pattern]:
-        if i not in self._patterns:
-            self._patterns[i] = [re.compile(p, re.I) for p in self.entries[i].patterns]
-        return self._patterns[i]
+    def patterns(self, i: int, folded: str | None = None) -> list[re.Pattern]:
+        """Entry ``i``'s signature patterns, compiled; with ``folded`` (``literals.fold`` of every string they
+        will search), only those whose literal pre-test it passes: a pattern is compiled when a text may match it."""
+        if self._literals is None:
+            self._literals = kb.literals(self.entries, [p for e in self.entries for p in e.patterns])
+        out = []
+        for p in self.entries[i].patterns:
+            if folded is None or literals.may_match(self._literals.get(p), folded):
+                rx = _COMPILED.get(p)
+                if rx is None:
+                    rx = _COMPILED[p] = re.compile(p, re.I)
+                out.append(rx)
+        return out
 
     @property
     def ranker(self):
@@ -173,6 +183,7 @@ class Index:
 
 
 _LAST: list[Index] = []
+_COMPILED: dict[str, re.Pattern] = {}  # signature pattern -> compiled (re.IGNORECASE)
 
 
 def index(entries: list[kb.Entry] | None = None) -> Index:
@@ -198,6 +209,7 @@ class _Query:
     structured: bool = False  # the text has error messages (exceptions, tracebacks, error bodies)
     vendor: str | None = None  # the GPU vendor the text shows (facets)
     provider: str | None = None  # a hosted provider the text shows, when no engine log is in it (facets)
+    folded: str = ""  # literals.fold of the messages and the haystack: what the patterns' pre-test reads
 
 
 def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
@@ -212,7 +224,7 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
         if len(shp) >= 16 and _literal_words(shp) >= 5 and _specific_words(shp) >= 2 and shp in q.shaped \
                 and (q.gptoss or not GPTOSS_RE.search(raw)):
             return 0.74, f'the text has the known message "{raw}" (with other names or numbers)'
-    for rx in ix.patterns(i):
+    for rx in ix.patterns(i, q.folded):
         for m in q.messages:
             hit = rx.search(m)
             if hit:
@@ -363,12 +375,14 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     other_model = bool(OTHER_MODEL_RE.search(head))
     gptoss = bool(GPTOSS_RE.search(head)) or bool(parsed.token_ids) or (
         not other_model and bool(WEAK_GPTOSS_RE.search(head)))
+    haystack = _norm(body)
     return _Query(
-        messages=messages, haystack=_norm(body), shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
+        messages=messages, haystack=haystack, shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
         findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
         gptoss=gptoss, other_model=other_model, prose=not structured and _is_prose(lex_text), structured=bool(structured),
         vendor=facets.hardware["vendor"] if facets and facets.hardware else None,
-        provider=facets.provider["name"] if facets and facets.provider else None)
+        provider=facets.provider["name"] if facets and facets.provider else None,
+        folded=literals.fold("\n".join([*messages, haystack])))
 
 
 _PROSE_WORDS = frozenset("""i my we our it is are was the a an and but when with not does doesn't don't can't cannot

@@ -16,13 +16,21 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
 from gptoss_doctor import engines
+from gptoss_doctor.explain import literals
 
 
 class _Lazy:
-    """A regex compiled on first use: start-up only pays for the patterns a given input needs."""
+    """A regex compiled on first use: start-up only pays for the patterns a given input needs. Until then,
+    ``search`` first runs the pattern's literal pre-test (``literals.cannot_match``): most of the ~140 facet and
+    parser regexes never meet a text that could match them, and are never compiled."""
 
     def __init__(self, pattern: Any, flags: int = 0):
         self._args = (pattern, flags)
+
+    def search(self, string: Any, *args: Any) -> Any:
+        if not args and literals.cannot_match(self._args[0], self._args[1], string):
+            return None
+        return self.__getattr__("search")(string, *args)
 
     def __getattr__(self, name: str) -> Any:  # only called until the method is cached on the instance
         attr = getattr(re.compile(*self._args), name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote_plus
 
 from gptoss_doctor import kb
+from gptoss_doctor.explain import literals
 from gptoss_doctor.explain.facets import FEATURES, Facets
 
 MAX_CLASSES = 3
@@ -76,14 +77,25 @@ class TriageHit:
                 "searches": self.searches}
 
 
-_COMPILED: dict[tuple[str, ...], list[re.Pattern]] = {}
+_COMPILED: dict[str, re.Pattern] = {}  # class pattern -> compiled (re.IGNORECASE)
+_TABLE: dict = {}  # "of": the loaded classes, "table": their patterns' literal pre-tests
 
 
-def _patterns(c: kb.TriageClass) -> list[re.Pattern]:
-    key = tuple(c.select.get("patterns", []))
-    if key not in _COMPILED:
-        _COMPILED[key] = [re.compile(p, re.I) for p in key]
-    return _COMPILED[key]
+def _patterns(c: kb.TriageClass, folded: str) -> list[re.Pattern]:
+    """The class's patterns a text whose ``literals.fold`` is ``folded`` may match, compiled (the rest cannot
+    match it: their literal pre-test fails, and they are never compiled)."""
+    classes = kb.load_classes()
+    if _TABLE.get("of") is not classes:
+        _TABLE.update(of=classes, table=kb.literals(classes, [p for k in classes for p in k.select.get("patterns", [])]))
+    table = _TABLE["table"]
+    out = []
+    for p in c.select.get("patterns", []):
+        if literals.may_match(table.get(p), folded):
+            rx = _COMPILED.get(p)
+            if rx is None:
+                rx = _COMPILED[p] = re.compile(p, re.I)
+            out.append(rx)
+    return out
 
 
 def focus_of(text: str, errors: list[str] | None = None) -> str:
@@ -95,7 +107,9 @@ def focus_of(text: str, errors: list[str] | None = None) -> str:
 
 
 def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
-           artifacts: set[str], focus: str | None = None) -> tuple[float, list[str]]:
+           artifacts: set[str], focus: str | None = None, folded: str | None = None) -> tuple[float, list[str]]:
+    """The class's score for the text and why; ``folded``: ``literals.fold`` of the focus and the text (computed
+    here when not given)."""
     sel = c.select
     score, why = 0.0, []
     arts = artifacts & set(sel.get("artifacts", []))
@@ -142,7 +156,9 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
         score += WEIGHTS["phase"]
         why.append(f"phase: {facets.phase}")
     hits = []
-    for rx in _patterns(c):
+    if folded is None:
+        folded = literals.fold(text if focus is None else f"{focus}\n{text}")
+    for rx in _patterns(c, folded):
         m = rx.search(focus) if focus is not None else None
         weight = PATTERN_WEIGHT
         if m is None:
@@ -190,9 +206,10 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     the classes its nearest known issues are (``neighbour_votes``), added to what the text shows itself."""
     text = FRAME_LINE.sub("", text[:65536])  # "File "…", line 404, in f" is where, not what: no status, no words
     focus = focus_of(text, errors)
+    folded = literals.fold(f"{focus}\n{text}")
     hits = []
     for c in kb.load_classes():
-        score, why = _score(c, facets, text, kinds or set(), artifacts or set(), focus)
+        score, why = _score(c, facets, text, kinds or set(), artifacts or set(), focus, folded)
         own = score  # what the text itself shows of the class, before its neighbours' vote
         if votes and c.id in votes.weight:
             score += KNN_WEIGHT * votes.weight[c.id]

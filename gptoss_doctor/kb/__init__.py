@@ -492,7 +492,10 @@ def load_classes(directory: Path | None = None) -> list[TriageClass]:
     directory = directory or knowledge_dir()
     if str(directory) in _CLASSES:
         return _CLASSES[str(directory)]
-    return _load_cached(directory, _CLASSES, _class_files(directory), TriageClass, validate_classes)[0]
+    classes, cache = _load_cached(directory, _CLASSES, _class_files(directory), TriageClass, validate_classes)
+    if cache is not None:
+        _CACHE_OF[id(classes)] = cache
+    return classes
 
 
 def _prune(keep: Path, max_age: float = 7 * 86400) -> None:
@@ -514,19 +517,32 @@ def ranker(entries: list[Entry]):
 
     marshal, not JSON: it loads the ~40k-term index several times faster and can hold nothing but plain data
     (the file name carries the Python version, since marshal's format may change between versions)."""
+    from gptoss_doctor.explain import rank
+
+    return rank.Ranker(_compiled(entries, f"bm25-v{rank.VERSION}", lambda: rank.build(entries)))
+
+
+def literals(items: list, patterns: list[str]) -> dict[str, list[str] | None]:
+    """The literal pre-test of each of ``patterns`` (``explain.literals``), for the loaded ``items`` (entries or
+    triage classes) whose patterns they are: computed once per knowledge-base version and cached beside them."""
+    from gptoss_doctor.explain import literals as lit
+
+    return _compiled(items, f"literals-v{lit.VERSION}", lambda: lit.table(patterns))
+
+
+def _compiled(items: list, kind: str, build):
+    """Plain data ``build`` makes from loaded ``items``, kept in a marshal file beside their JSON cache."""
     import marshal
     import sys
 
-    from gptoss_doctor.explain import rank
-
-    cache = _CACHE_OF.get(id(entries))
-    path = cache.with_suffix(f".bm25-v{rank.VERSION}-py{sys.version_info[0]}{sys.version_info[1]}.bin") if cache else None
+    cache = _CACHE_OF.get(id(items))
+    path = cache.with_suffix(f".{kind}-py{sys.version_info[0]}{sys.version_info[1]}.bin") if cache else None
     if path is not None:
         try:
-            return rank.Ranker(marshal.loads(path.read_bytes()))
+            return marshal.loads(path.read_bytes())
         except (OSError, ValueError, EOFError, TypeError, KeyError):
             pass
-    data = rank.build(entries)
+    data = build()
     if path is not None:
         try:
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -534,7 +550,7 @@ def ranker(entries: list[Entry]):
             os.replace(tmp, path)
         except OSError:
             pass
-    return rank.Ranker(data)
+    return data
 
 
 def get(entry_id: str, entries: Iterable[Entry] | None = None) -> Entry:

@@ -1,0 +1,181 @@
+"""Cheap pre-tests for regexes: the literal text every match of a pattern must contain.
+
+``explain`` holds about a thousand regexes (the entries' signature patterns, the triage classes' patterns) and a
+text meets a handful of them. Compiling them all costs most of its start-up, so each pattern is first reduced to
+the literal strings one of which any match contains (``needed``: ``r"max_model_len \\(\\d+\\) is greater"`` needs
+``"is greater"``; ``r"cuda (?:error|failure)"`` needs ``"error"`` or ``"failure"``), and only a pattern whose literal
+is in the text is compiled and run. The reduction is conservative: a pattern it cannot reduce (a case-sensitive
+pattern, a local case flag, no literal in every path) is always compiled. Reducing needs Python's regex parser,
+which costs about as much as compiling, so the literals of a knowledge base are computed once and cached with it
+(``table``).
+
+The test is exact for ASCII literals under ``re.IGNORECASE``: the text is lowered after the few characters whose
+simple lower case is an ASCII letter but whose full lower case is not (U+0130), and the ones ``re`` folds onto
+ASCII letters by its own table (``re._casefix``: U+0131 dotless i, U+017F long s, U+212A Kelvin sign), are mapped
+to those letters.
+"""
+
+from __future__ import annotations
+
+import re
+
+VERSION = 1  # bump when the reduction changes: cached tables are keyed by it
+MIN_LEN = 3  # a shorter literal ("of", "an") is in almost every text: no test at all
+# characters re.IGNORECASE matches against an ASCII letter that str.lower() does not turn into that letter
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def fold(text: str) -> str:
+    """The text as the literals are compared with it (lower case, with re's extra ASCII case pairs folded)."""
+    return text.translate(_FOLD).lower() if not text.isascii() else text.lower()
+
+
+def needed(pattern: str, flags: int = re.I) -> list[str] | None:
+    """Lower-case literal strings of which every match of ``pattern`` (compiled with ``flags``, which must include
+    re.IGNORECASE) contains at least one; None when no such set was found (the pattern must always be run)."""
+    if not flags & re.I:
+        return None
+    from re import _parser
+
+    try:
+        parsed = _parser.parse(pattern, flags)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    best = _required(parsed.data)
+    if not best or min(len(x) for x in best) < MIN_LEN:
+        return None
+    return sorted(set(best))
+
+
+def _required(seq) -> list[str] | None:
+    """The most selective any-of set of literals this sequence's matches must contain (None: none found)."""
+    from re import _constants as C
+
+    candidates: list[list[str]] = []
+    run: list[str] = []
+
+    def end_run() -> None:
+        if run:
+            candidates.append(["".join(run)])
+            run.clear()
+
+    for op, av in seq:
+        if op is C.LITERAL:
+            ch = chr(av)
+            if ch.isascii() and ch.isprintable():
+                run.append(ch.lower())
+            else:
+                end_run()
+        elif op in (C.AT, C.ASSERT, C.ASSERT_NOT):
+            continue  # zero-width: the characters on either side are still next to each other
+        elif op is C.SUBPATTERN:
+            _group, add, dele, sub = av
+            if (add | dele) & re.I:
+                return None  # a local case flag: this module's lower-case test would not hold inside it
+            end_run()
+            inner = _required(sub.data)
+            if inner:
+                candidates.append(inner)
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None)):
+            lo, _hi, sub = av
+            end_run()
+            if lo >= 1:
+                inner = _required(sub.data)
+                if inner:
+                    candidates.append(inner)
+        elif op is getattr(C, "ATOMIC_GROUP", None):
+            end_run()
+            inner = _required(av.data)
+            if inner:
+                candidates.append(inner)
+        elif op is C.BRANCH:
+            end_run()
+            alts = [_required(alt.data) for alt in av[1]]
+            if alts and all(alts):
+                candidates.append([x for alt in alts for x in alt])
+        else:  # a character class, any character, a back-reference, a conditional: the run ends here
+            end_run()
+    end_run()
+    if not candidates:
+        return None
+    # the most selective: the set whose shortest literal is longest, then the one with fewest literals
+    return max(candidates, key=lambda alts: (min(len(x) for x in alts), -len(alts)))
+
+
+def table(patterns: list[str], flags: int = re.I) -> dict[str, list[str] | None]:
+    """``needed`` of each pattern (what a knowledge base caches beside its entries)."""
+    return {p: needed(p, flags) for p in dict.fromkeys(patterns)}
+
+
+def may_match(lits: list[str] | None, folded: str) -> bool:
+    """False only when the pattern cannot match a text whose ``fold`` is ``folded``."""
+    return lits is None or any(x in folded for x in lits)
+
+
+# -- the module-level regexes of explain (parse.py's _Lazy): their pre-tests, cached across runs ---------------------
+
+_SEEN: dict[tuple[str, int], list[str] | None] = {}  # (pattern, flags) -> needed(); loaded from the cache file once
+_STATE = {"loaded": False, "dirty": False}
+_LAST_FOLD: list = [None, ""]  # the last string folded and its fold: ~100 facet regexes read the same text
+
+
+def cache_file():
+    import os
+    import sys
+    from pathlib import Path
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gptoss-doctor" / f"literals-v{VERSION}-py{sys.version_info[0]}{sys.version_info[1]}.bin"
+
+
+def lookup(pattern, flags: int) -> list[str] | None:
+    """``needed`` of a module-level regex, from the cache file when an earlier run computed it (a new or changed
+    pattern is computed here and written back when the process ends)."""
+    if not _STATE["loaded"]:
+        _STATE["loaded"] = True
+        import marshal
+
+        try:
+            data = marshal.loads(cache_file().read_bytes())
+            if isinstance(data, dict):
+                _SEEN.update(data)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    key = (pattern, int(flags))  # an int, not a re.RegexFlag: marshal holds plain data only
+    if key not in _SEEN:
+        if not isinstance(pattern, str):
+            return None
+        _SEEN[key] = needed(pattern, flags)
+        if not _STATE["dirty"]:
+            _STATE["dirty"] = True
+            import atexit
+
+            atexit.register(_flush)
+    return _SEEN[key]
+
+
+def _flush() -> None:
+    import marshal
+    import os
+
+    path = cache_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(marshal.dumps(dict(list(_SEEN.items())[-4096:])))
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass
+
+
+def cannot_match(pattern, flags: int, string) -> bool:
+    """True when the regex (``pattern``, ``flags``, IGNORECASE) cannot match ``string``: none of its needed
+    literals is in it. False whenever unsure (not a str, not case-insensitive, no literal found)."""
+    if type(string) is not str or not flags & re.I:
+        return False
+    lits = lookup(pattern, flags)
+    if lits is None:
+        return False
+    if _LAST_FOLD[0] is not string:
+        _LAST_FOLD[0], _LAST_FOLD[1] = string, fold(string)
+    return not any(x in _LAST_FOLD[1] for x in lits)
