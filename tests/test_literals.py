@@ -120,3 +120,21 @@ def test_characters_re_folds_onto_ascii_letters_are_folded_too():
             text = "<" + "".join(chars) + ">"
             if re.search(word, text, re.I):
                 assert literals.may_match(literals.needed(word), literals.fold(text)), text
+
+
+def test_a_damaged_cache_file_is_ignored(tmp_path, monkeypatch):
+    import marshal
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(literals, "_SEEN", {})
+    monkeypatch.setattr(literals, "_STATE", {"loaded": False, "dirty": True})
+    path = literals.cache_file()
+    path.parent.mkdir(parents=True)
+    # a file that claims the pattern needs a literal it does not: trusting it would skip a real match
+    path.write_bytes(marshal.dumps({("zebra \\d+", int(re.I)): ["nowhere"], ("x", 2): 5}))
+    assert not literals.cannot_match("zebra \\d+", re.I, "a zebra 12")
+    path.write_bytes(b"\x00garbage")
+    monkeypatch.setattr(literals, "_SEEN", {})
+    monkeypatch.setattr(literals, "_STATE", {"loaded": False, "dirty": True})
+    assert not literals.cannot_match("zebra \\d+", re.I, "a zebra 12")
+    assert literals.cannot_match("zebra \\d+", re.I, "a horse 12")

@@ -116,7 +116,9 @@ def may_match(lits: list[str] | None, folded: str) -> bool:
 
 _SEEN: dict[tuple[str, int], list[str] | None] = {}  # (pattern, flags) -> needed(); loaded from the cache file once
 _STATE = {"loaded": False, "dirty": False}
-_LAST_FOLD: list = [None, ""]  # the last string folded and its fold: ~100 facet regexes read the same text
+# the last string folded and its fold, as one tuple (swapped whole, so a thread never pairs one text with another's
+# fold): ~100 facet regexes read the same text
+_LAST_FOLD: list = [(None, "")]
 
 
 def cache_file():
@@ -137,7 +139,10 @@ def lookup(pattern, flags: int) -> list[str] | None:
 
         try:
             data = marshal.loads(cache_file().read_bytes())
-            if isinstance(data, dict):
+            if isinstance(data, dict) and all(
+                    isinstance(k, tuple) and len(k) == 2 and (v is None or isinstance(v, list)
+                                                              and all(isinstance(x, str) for x in v))
+                    for k, v in data.items()):  # anything else is a damaged file: computed anew
                 _SEEN.update(data)
         except (OSError, ValueError, EOFError, TypeError):
             pass
@@ -176,6 +181,10 @@ def cannot_match(pattern, flags: int, string) -> bool:
     lits = lookup(pattern, flags)
     if lits is None:
         return False
-    if _LAST_FOLD[0] is not string:
-        _LAST_FOLD[0], _LAST_FOLD[1] = string, fold(string)
-    return not any(x in _LAST_FOLD[1] for x in lits)
+    last = _LAST_FOLD[0]
+    if last[0] is string:
+        folded = last[1]
+    else:
+        folded = fold(string)
+        _LAST_FOLD[0] = (string, folded)
+    return not any(x in folded for x in lits)
