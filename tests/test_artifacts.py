@@ -202,3 +202,27 @@ def test_check_names_a_leaked_tool_call_not_reasoning_mixed_in():
     assert "tool call to get_weather" in obs["probe.harmony_leak"].detail
     r = reasoning_obs(None, leak, "chat", Ctx(client=None, model="m", engine="vllm"))
     assert "reasoning is mixed" not in r.detail and "commentary to functions.get_weather" in r.detail
+
+
+def test_a_description_with_no_message_is_searched_by_its_telling_words():
+    from github.search_api import SearchAPI
+
+    text = ("I run gpt-oss-120b on 2x RTX 3090 with vllm and after about 20 requests the server just hangs, "
+            "no error in the log")
+    doc = json.loads(run_cli("explain", "--json", "--offline", text).stdout)
+    assert doc["search"]["phrase"] is False
+    words = doc["search"]["query"].split()
+    assert words[0] == "gpt-oss" and "hangs" in words and "vllm" in words
+    assert not {"the", "after", "about", "just", "error"} & set(words)  # common words find every thread
+    assert doc["search"]["trackers"][0]["repo"] == "vllm-project/vllm"
+    human = run_cli("explain", "--offline", text).stdout.decode()
+    assert "search for the words: gpt-oss" in human
+    api = SearchAPI({"vllm-project/vllm": []}).start()
+    try:
+        env = {"GPTOSS_DOCTOR_GITHUB_API": api.url}
+        doc = json.loads(run_cli("explain", "--json", "--offline", "--online", text, env=env).stdout)
+        assert doc["online"]["searched"] is True
+        q = api.requests[0]["query"]["q"]
+        assert q.startswith("gpt-oss ") and '"' not in q and q.endswith(" repo:vllm-project/vllm")  # words, not a phrase
+    finally:
+        api.stop()

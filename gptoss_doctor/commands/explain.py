@@ -59,7 +59,8 @@ def _online_leads(ex) -> dict:
         return {"searched": False, "reason": reason, "leads": [], "problems": []}
     from gptoss_doctor.explain import online
 
-    leads, problems = online.search(hint["query"], [t["repo"] for t in hint["trackers"]])
+    leads, problems = online.search(hint["query"], [t["repo"] for t in hint["trackers"]],
+                                    phrase=hint.get("phrase", True))
     return {"searched": True, "query": hint["query"], "api": online.api_base(),
             "leads": [lead.to_json() for lead in leads], "problems": problems}
 

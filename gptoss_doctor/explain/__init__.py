@@ -40,6 +40,7 @@ class Explanation:
     harmony_messages: list[artifacts_mod.HarmonyMessage] = field(default_factory=list)
     facets: facets_mod.Facets = field(default_factory=facets_mod.Facets)
     triage: list = field(default_factory=list)  # triage.TriageHit, best first
+    words: str | None = None  # a description's most telling words, to search for when it quotes no message
 
     @property
     def confident(self) -> bool:
@@ -73,7 +74,7 @@ class Explanation:
         """When nothing matches confidently: the normalised message and where to search for it."""
         if self.confident:
             return None
-        return search_hint(self.parsed)
+        return search_hint(self.parsed) or words_hint(self.words, self.parsed)
 
     def to_json(self) -> dict:
         p = self.parsed
@@ -160,8 +161,48 @@ def search_hint(parsed: Parsed) -> dict | None:
     if "openai/harmony" not in repos and err.kind == "harmony":
         repos.append("openai/harmony")
     q = f'"{query[:120]}"'
-    return {"query": query, "trackers": [
+    return {"query": query, "phrase": True, "trackers": [
         {"repo": r, "url": f"https://github.com/{r}/issues?q={quote_plus(q)}"} for r in dict.fromkeys(repos)]}
+
+
+def words_hint(words: str | None, parsed: Parsed) -> dict | None:
+    """For a description that quotes no message: its most telling words (``telling_words``), searched as words."""
+    from urllib.parse import quote_plus
+
+    if not words:
+        return None
+    repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or list(DEFAULT_TRACKERS)
+    return {"query": words, "phrase": False, "trackers": [
+        {"repo": r, "url": f"https://github.com/{r}/issues?q={quote_plus(words)}"} for r in dict.fromkeys(repos)]}
+
+
+WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
+MAX_WORDS = 5
+
+
+def telling_words(text: str, ranker) -> str | None:
+    """The words of a description an issue search would find its thread by: its rarest words (by their IDF over
+    the knowledge base; a word no entry uses — a product, a model, a library — counts as rarest), at most
+    ``MAX_WORDS``, in the order the text says them, after "gpt-oss". None when fewer than two are telling."""
+    from gptoss_doctor.explain import rank
+
+    seen: dict[str, float] = {}
+    order: list[str] = []
+    for m in WORD_RE.finditer(text[:4000]):
+        w = m.group(0).lower()
+        if len(w) < 4 or w in seen or w in rank.STOPWORDS or w in rank.COMMON or "gpt" in w or "oss" in w:
+            continue
+        stem = rank._stem(w) if w.isalpha() else w
+        if stem in rank.STOPWORDS or stem in rank.COMMON:
+            continue
+        seen[w] = ranker.idf.get(stem, ranker.unknown_idf)
+        order.append(w)
+    if len(order) < 2:
+        return None
+    keep = set(sorted(order, key=lambda w: -seen[w])[:MAX_WORDS])
+    from gptoss_doctor.redact import redact
+
+    return redact("gpt-oss " + " ".join(w for w in order if w in keep))
 
 
 def _engine_label(parsed: Parsed) -> str | None:
@@ -285,7 +326,13 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     if not hits:
         hits = triage.from_neighbours(votes, facets, hint["query"] if hint else None)
     origin, detail = where_raised(parsed, matches, arts, facets)
-    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
+    # a description that quotes no message: its own telling words are the search (words, not a phrase)
+    # (only for a text about gpt-oss or its stack, or one that says something went wrong: a sentence about the
+    # weather is nothing to search for)
+    about = (facets.engine or facets.client or facets.proxy or facets.provider or facets.model or facets.failure
+             or triage.FAILURE_LINE.search(read))
+    words = telling_words(read, matching.index(entries).ranker) if hint is None and about else None
+    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits, words)
 
 
 def without_secrets(parsed: Parsed) -> Parsed:

@@ -57,14 +57,15 @@ def _leads(repo: str, data) -> list[Lead]:
     return out
 
 
-async def _search(query: str, repos: list[str]) -> tuple[list[Lead], list[str]]:
+async def _search(query: str, repos: list[str], phrase: bool = True) -> tuple[list[Lead], list[str]]:
     from gptoss_doctor.net.http import Client
 
     leads: list[Lead] = []
     problems: list[str] = []
     async with Client(api_base(), timeout=8.0, json_limit=512 * 1024) as client:
         async def one(repo: str) -> None:
-            q = quote(f'"{query[:120]}" repo:{repo}', safe="")
+            terms = f'"{query[:120]}"' if phrase else " ".join(query.replace('"', " ").split()[:8])
+            q = quote(f"{terms} repo:{repo}", safe="")
             r = await client.get(f"/search/issues?q={q}&per_page={PER_REPO}", auth=False)
             if not r.ok:
                 problems.append(f"{repo}: {r.describe()}")
@@ -81,12 +82,13 @@ async def _search(query: str, repos: list[str]) -> tuple[list[Lead], list[str]]:
     return leads, problems
 
 
-def search(query: str, repos: list[str]) -> tuple[list[Lead], list[str]]:
-    """(leads, problems) for ``query`` in ``repos``; never raises for network trouble. The query goes through the
-    one redactor first: a key pasted with the error never travels to the search API."""
+def search(query: str, repos: list[str], phrase: bool = True) -> tuple[list[Lead], list[str]]:
+    """(leads, problems) for ``query`` in ``repos`` (as one quoted phrase, or with ``phrase=False`` as words);
+    never raises for network trouble. The query goes through the one redactor first: a key pasted with the error
+    never travels to the search API."""
     from gptoss_doctor.redact import redact
 
     try:
-        return asyncio.run(_search(redact(query), repos))
+        return asyncio.run(_search(redact(query), repos, phrase))
     except asyncio.TimeoutError:
         return [], [f"the issue search did not finish within {DEADLINE:g} s"]

@@ -230,7 +230,8 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
         out.mark("info", "No known issue explains this text with confidence." if ex.matches
                  else "No known issue matches this text.")
         if hint:
-            out.detail(f'search for: "{hint["query"]}"', 4)
+            out.detail(f'search for: "{hint["query"]}"' if hint.get("phrase", True)
+                       else f"search for the words: {hint['query']}", 4)
             for t in hint["trackers"]:
                 out.detail(f"in {t['repo']}: {t['url']}", 6)
             out.detail("or run 'gptoss-doctor kb search WORDS'.", 4)
