@@ -252,7 +252,10 @@ def build_server(policy: Optional[KeyPolicy] = None):
     def explain(text: str, engine: Optional[str] = None, top: int = 5, allow_download: bool = False) -> Doc:
         """Explain a gpt-oss error message, log excerpt, traceback or symptom description: decoded token IDs, where
         it was raised, the known issues that explain it (best first) with evidence and fixes per layer, and the
-        Harmony messages recovered from leaked output. allow_download lets it fetch the o200k vocabulary."""
+        Harmony messages recovered from leaked output. When no known issue is confident (triage.known false), the
+        triage lists problem classes with their checks; each class's basis says whether the text showed it, said it
+        or it is a guess, and triage.ask lists the facts to gather (the exact error line, the engine and version,
+        the API and client) before explaining again. allow_download lets it fetch the o200k vocabulary."""
         args = ["explain", "--json", "--top", str(max(1, min(top, 50)))]
         if engine:
             args.append(f"--engine={engine}")  # one word: a value is never an option
