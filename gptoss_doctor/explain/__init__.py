@@ -176,7 +176,7 @@ def words_hint(words: str | None, parsed: Parsed) -> dict | None:
         {"repo": r, "url": f"https://github.com/{r}/issues?q={quote_plus(words)}"} for r in dict.fromkeys(repos)]}
 
 
-WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
+WORD_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
 MAX_WORDS = 5
 
 
@@ -330,7 +330,7 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     # (only for a text about gpt-oss or its stack, or one that says something went wrong: a sentence about the
     # weather is nothing to search for)
     about = (facets.engine or facets.client or facets.proxy or facets.provider or facets.model or facets.failure
-             or triage.FAILURE_LINE.search(read))
+             or triage.FAILURE_LINE.search(read) or matching.GPTOSS_RE.search(read))
     words = telling_words(read, matching.index(entries).ranker) if hint is None and about else None
     return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits, words)
 
