@@ -230,7 +230,7 @@ def test_a_description_with_no_message_is_searched_by_its_telling_words():
 
 def test_a_text_about_gpt_oss_gets_a_words_search_and_one_about_nothing_none():
     doc = json.loads(run_cli("explain", "--json", "--offline",
-                             "my app on gpt-oss just stops \x1b[31mworking\x1b[0m after a while").stdout)
+                             "my app on gpt-oss just stops \x1b[31mworking\x1b[0m after a while in Obsidian").stdout)
     assert doc["search"]["query"].startswith("gpt-oss ") and "mworking" not in doc["search"]["query"]
     doc = json.loads(run_cli("explain", "--json", "--offline", "the weather is nice today").stdout)
     assert doc["search"] is None
