@@ -237,7 +237,8 @@ def test_a_described_failure_is_said_and_asks_only_what_is_missing(cli):
     assert top["id"] == "looping-slow" and top["basis"] == "said"
     ask = " | ".join(doc["triage"]["ask"])
     assert "the vLLM version" in ask  # the engine is named, its version is not
-    assert "what serves the model" not in ask and "the GPU" not in ask  # both are in the text
+    assert "what serves the model" not in ask and "the GPU (or CPU" not in ask  # both are in the text
+    assert "the sampling settings" in ask  # what the class itself needs (looping-slow's ask: in its YAML)
     assert "what you see" not in ask  # it says: a hang
 
 

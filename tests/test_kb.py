@@ -199,3 +199,14 @@ def test_explain_shows_how_to_tell_the_variants_apart_engine_first(cli):
     assert tell and tell[0].startswith("which one: TensorRT-LLM") and len(tell) <= 4
     assert fixes and fixes[0].startswith("fix (server): TensorRT-LLM")
     assert any(line.strip().startswith("cause: TensorRT-LLM") for line in lines)
+
+
+def test_a_triage_class_ask_must_be_a_list_of_text():
+    import yaml
+
+    from gptoss_doctor import kb
+
+    raw = yaml.safe_load((kb.knowledge_dir() / "classes" / "tool-calls.yaml").read_text(encoding="utf-8"))
+    assert raw["ask"] and kb.validate_class(raw, "tool-calls.yaml") == []
+    assert any("'ask'" in e for e in kb.validate_class({**raw, "ask": "the raw response"}, "tool-calls.yaml"))
+    assert any("'ask'" in e for e in kb.validate_class({**raw, "ask": [""]}, "tool-calls.yaml"))

@@ -343,7 +343,7 @@ def _vote_why(votes: Votes, cid: str) -> str:
 
 # failure kinds that need the hardware to tell their causes apart (kernels, memory, drivers)
 HARDWARE_FAILURES = {"crash", "oom", "garbage", "slow", "hang"}
-MAX_ASK = 4
+MAX_ASK = 5
 
 
 def ask(facets: Facets, errors: int, hits: list[TriageHit]) -> list[str]:
@@ -356,7 +356,7 @@ def ask(facets: Facets, errors: int, hits: list[TriageHit]) -> list[str]:
     out: list[str] = []
     if not errors and not facets.http_status:
         out.append("the exact error, pasted whole (the server log's error line or the client's exception)")
-    if not facets.failure and not facets.http_status:
+    if not facets.failure and not facets.http_status and (not hits or hits[0].basis == GUESS):
         out.append("what you see instead of an answer (an error, an empty reply, raw <|channel|> text, a wrong or "
                    "missing tool call, garbled text, a hang, a crash)")
     if not (facets.engine or facets.provider or facets.proxy):
@@ -373,4 +373,6 @@ def ask(facets: Facets, errors: int, hits: list[TriageHit]) -> list[str]:
                    "the client library)")
     if not facets.hardware and (set(facets.failure) & HARDWARE_FAILURES or "hardware" in layers):
         out.append("the GPU (or CPU / Apple chip) and its memory")
-    return out[:MAX_ASK]
+    # then what the first class itself needs to tell its causes apart (its 'ask:', kept as data with the class)
+    out = out[:MAX_ASK - 1] + [a for h in hits[:1] for a in h.cls.ask]
+    return list(dict.fromkeys(out))[:MAX_ASK]

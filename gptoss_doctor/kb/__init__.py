@@ -400,6 +400,7 @@ CLASS_IDS = ("auth", "unreachable", "engine-not-ready", "route-missing", "proxy-
              "garbage-output", "looping-slow", "load-failure", "oom", "kernel-hardware", "install-build",
              "context-length", "responses-api")
 CLASS_KEYS = ("id", "title", "summary", "layers", "select", "checks", "fixes", "trackers", "query")
+CLASS_OPTIONAL = ("ask",)
 CLASS_LAYERS = (*ORIGINS, "provider")
 SELECT_KEYS = ("http_status", "patterns", "failure", "features", "phase", "facets", "facets_api", "kinds", "artifacts")
 TRACKER_SLOTS = ("engine", "proxy", "client", "provider")
@@ -416,6 +417,7 @@ class TriageClass:
     fixes: list[dict]  # {step, layer, references: [url]}
     trackers: list[str]  # facet slots (engine, proxy, client, provider) or owner/repo
     query: str
+    ask: list[str] = field(default_factory=list)  # what a text of this class should also say, to tell its causes apart
     path: str = ""
 
 
@@ -425,7 +427,7 @@ def validate_class(raw: Any, path: str = "?") -> list[str]:
     if not isinstance(raw, dict):
         return [f"{where}: top level must be a mapping"]
     errs = [f"{where}: missing '{k}'" for k in CLASS_KEYS if k not in raw]
-    errs += [f"{where}: unknown key '{k}'" for k in raw if k not in CLASS_KEYS]
+    errs += [f"{where}: unknown key '{k}'" for k in raw if k not in (*CLASS_KEYS, *CLASS_OPTIONAL)]
     if errs:
         return errs
     if raw["id"] not in CLASS_IDS:
@@ -439,6 +441,8 @@ def validate_class(raw: Any, path: str = "?") -> list[str]:
         errs.append(f"{where}: 'layers' must list some of {', '.join(CLASS_LAYERS)}")
     if not _is_texts(raw["checks"], nonempty=True):
         errs.append(f"{where}: 'checks' must be a non-empty list of text")
+    if not _is_texts(raw.get("ask", [])):
+        errs.append(f"{where}: 'ask' must be a list of text")
     sel = raw["select"]
     if not isinstance(sel, dict) or not sel or set(sel) - set(SELECT_KEYS):
         errs.append(f"{where}: 'select' must be a mapping of {', '.join(SELECT_KEYS)}")
