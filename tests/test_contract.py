@@ -62,12 +62,15 @@ def test_help_has_metavars_and_whole_summaries():
 
 
 def test_explain_search_field_is_what_the_readme_says():
-    """README (JSON output): `search` is null for a confident match and for a text with no error message to search
-    for, and an object for an unmatched error message."""
+    """README (JSON output): `search` is null for a confident match and for a text that neither quotes an error
+    message nor is about gpt-oss, its stack or a failure; a phrase for an unmatched error message; the telling words
+    of a description that quotes none."""
     readme = (ROOT / "README.md").read_text()
-    para = readme[readme.index("`search` is `null`"):][:700]
-    assert "no error message to" in para.replace("\n", " ")
+    para = readme[readme.index("`search` is `null`"):][:1200].replace("\n", " ")
+    assert "neither quotes an error message nor is about gpt-oss" in para and '"phrase": false' in para
     described = json.loads(run_cli("explain", "--offline", "--json", "my frobnicator keeps humming at night").stdout)
     assert described["search"] is None and not [m for m in described["matches"] if m["confidence"] != "low"]
     unmatched = json.loads(run_cli("explain", "--offline", "--json", "ValueError: Frobnicator overflow").stdout)
-    assert unmatched["search"]["query"] == "ValueError: Frobnicator overflow"
+    assert unmatched["search"]["query"] == "ValueError: Frobnicator overflow" and unmatched["search"]["phrase"] is True
+    words = json.loads(run_cli("explain", "--offline", "--json", "my gpt-oss frobnicator keeps humming at night").stdout)
+    assert words["search"]["phrase"] is False and "frobnicator" in words["search"]["query"]
