@@ -88,7 +88,7 @@ def triage_loo(split: str) -> tuple[int, int, collections.Counter, list[str]]:
 
 
 def triage_by_basis(split: str) -> dict[str, tuple[int, int]]:
-    """How the first triage class was chosen (shown / said / guess, triage.BASES) and how often it fit, per basis:
+    """How the first triage class was chosen (triage.SHOWN / SAID / GUESS) and how often it fit, per basis:
     {basis: (fits, cases)}. The cases of a tuned split (dev, tune) are explained without their own entries; those
     of an independent set are its uncovered ones, explained as they are. Counts only: no case is listed."""
     import bench_accuracy as B

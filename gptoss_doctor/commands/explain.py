@@ -60,7 +60,7 @@ def _online_leads(ex) -> dict:
     from gptoss_doctor.explain import online
 
     leads, problems = online.search(hint["query"], [t["repo"] for t in hint["trackers"]],
-                                    phrase=hint.get("phrase", True))
+                                    phrase=hint["phrase"])
     return {"searched": True, "query": hint["query"], "api": online.api_base(),
             "leads": [lead.to_json() for lead in leads], "problems": problems}
 

@@ -65,10 +65,10 @@ class Explanation:
                                     "their servers, so no engine flag or upgrade of yours applies there")]
 
     def ask(self) -> list[str]:
-        """What to add to the text to tell its causes apart (triage.ask)."""
+        """What to add to the text to tell its causes apart (triage.ask); nothing when a known issue is confident."""
         from gptoss_doctor.explain import triage
 
-        return triage.ask(self.facets, len(self.parsed.errors), self.triage)
+        return [] if self.confident else triage.ask(self.facets, len(self.parsed.errors), self.triage)
 
     def search_hint(self) -> dict | None:
         """When nothing matches confidently: the normalised message and where to search for it."""
@@ -95,7 +95,7 @@ class Explanation:
             "search": self.search_hint(),
             "facets": self.facets.to_json(),
             "triage": {"known": self.confident, "classes": [h.to_json() for h in self.triage],
-                       "ask": [] if self.confident else self.ask()},
+                       "ask": self.ask()},
         }
 
     def _match_json(self, m: matching.Match) -> dict:
@@ -329,10 +329,12 @@ def explain_parsed(parsed: Parsed, *, vocab: str | None = None, url: str | None 
     # a description that quotes no message: its own telling words are the search (words, not a phrase)
     # (only for a text about gpt-oss or its stack, or one that says something went wrong: a sentence about the
     # weather is nothing to search for)
+    ex = Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits)
     about = (facets.engine or facets.client or facets.proxy or facets.provider or facets.model or facets.failure
              or triage.FAILURE_LINE.search(read) or matching.GPTOSS_RE.search(read))
-    words = telling_words(read, matching.index(entries).ranker) if hint is None and about else None
-    return Explanation(origin, detail, parsed, tokens, notes, matches, arts, messages, facets, hits, words)
+    if hint is None and about and not ex.confident:  # (a confident answer shows no search at all)
+        ex.words = telling_words(read, matching.index(entries).ranker)
+    return ex
 
 
 def without_secrets(parsed: Parsed) -> Parsed:

@@ -3,11 +3,11 @@
 ``explain`` holds about a thousand regexes (the entries' signature patterns, the triage classes' patterns) and a
 text meets a handful of them. Compiling them all costs most of its start-up, so each pattern is first reduced to
 the literal strings one of which any match contains (``needed``: ``r"max_model_len \\(\\d+\\) is greater"`` needs
-``"is greater"``; ``r"cuda (?:error|failure)"`` needs ``"error"`` or ``"failure"``), and only a pattern whose literal
-is in the text is compiled and run. The reduction is conservative: a pattern it cannot reduce (a case-sensitive
+``"max_model_len ("``; ``r"(?:out of memory|\\boom\\b)"`` needs ``"out of memory"`` or ``"oom"``), and only a pattern
+whose literal is in the text is compiled and run (``compiled``). The reduction is conservative: a pattern it cannot reduce (a case-sensitive
 pattern, a local case flag, no literal in every path) is always compiled. Reducing needs Python's regex parser,
-which costs about as much as compiling, so the literals of a knowledge base are computed once and cached with it
-(``table``).
+which costs about half as much as compiling, so the literals of a knowledge base are computed once and cached with
+it (``table``), and those of explain's module-level regexes in the user cache (``lookup``).
 
 The test is exact for ASCII literals under ``re.IGNORECASE``: the text is lowered after the few characters whose
 simple lower case is an ASCII letter but whose full lower case is not (U+0130), and the ones ``re`` folds onto
@@ -110,6 +110,22 @@ def table(patterns: list[str], flags: int = re.I) -> dict[str, list[str] | None]
 def may_match(lits: list[str] | None, folded: str) -> bool:
     """False only when the pattern cannot match a text whose ``fold`` is ``folded``."""
     return lits is None or any(x in folded for x in lits)
+
+
+_COMPILED: dict[str, re.Pattern] = {}  # pattern -> compiled with re.IGNORECASE (entries' and classes' patterns)
+
+
+def compiled(patterns: list[str], table: dict[str, list[str] | None], folded: str | None) -> list[re.Pattern]:
+    """``patterns`` compiled (re.IGNORECASE, once per process); with ``folded`` (``fold`` of every string they will
+    search), only those whose pre-test in ``table`` it passes: the rest cannot match and are never compiled."""
+    out = []
+    for p in patterns:
+        if folded is None or may_match(table.get(p), folded):
+            rx = _COMPILED.get(p)
+            if rx is None:
+                rx = _COMPILED[p] = re.compile(p, re.I)
+            out.append(rx)
+    return out
 
 
 # -- the module-level regexes of explain (parse.py's _Lazy): their pre-tests, cached across runs ---------------------

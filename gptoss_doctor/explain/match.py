@@ -166,14 +166,7 @@ class Index:
         will search), only those whose literal pre-test it passes: a pattern is compiled when a text may match it."""
         if self._literals is None:
             self._literals = kb.literals(self.entries, [p for e in self.entries for p in e.patterns])
-        out = []
-        for p in self.entries[i].patterns:
-            if folded is None or literals.may_match(self._literals.get(p), folded):
-                rx = _COMPILED.get(p)
-                if rx is None:
-                    rx = _COMPILED[p] = re.compile(p, re.I)
-                out.append(rx)
-        return out
+        return literals.compiled(self.entries[i].patterns, self._literals, folded)
 
     @property
     def ranker(self):
@@ -183,7 +176,6 @@ class Index:
 
 
 _LAST: list[Index] = []
-_COMPILED: dict[str, re.Pattern] = {}  # signature pattern -> compiled (re.IGNORECASE)
 
 
 def index(entries: list[kb.Entry] | None = None) -> Index:

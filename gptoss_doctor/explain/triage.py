@@ -49,9 +49,6 @@ COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm s
 # 5 of 9; said by the text's own words and facets (enough to select the class without its neighbours) 34 of 48
 # (71%); chosen by the nearest known issues' vote, the text alone too weak to select it, 10 of 37 (27%) — a guess
 SHOWN, SAID, GUESS = "shown", "said", "guess"
-BASES = {SHOWN: "the text shows it (an HTTP status, an error kind or an artifact)",
-         SAID: "the text says it (its words, failure kind, feature, phase or API)",
-         GUESS: "a guess: the text shows nothing of this kind itself; its nearest known issues are this kind"}
 
 CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
                    "litellm": "BerriAI/litellm", "openai-agents": "openai/openai-agents-python",
@@ -67,7 +64,7 @@ class TriageHit:
     why: list[str] = field(default_factory=list)
     searches: list[dict] = field(default_factory=list)
     strong: bool = False  # selected by an HTTP status, a parsed error kind or an artifact (not by words alone)
-    basis: str = GUESS  # how the class was chosen: SHOWN, SAID or GUESS (see BASES)
+    basis: str = GUESS  # how the class was chosen: SHOWN, SAID or GUESS (above)
 
     def to_json(self) -> dict:
         c = self.cls
@@ -77,7 +74,6 @@ class TriageHit:
                 "searches": self.searches}
 
 
-_COMPILED: dict[str, re.Pattern] = {}  # class pattern -> compiled (re.IGNORECASE)
 _TABLE: dict = {}  # "of": the loaded classes, "table": their patterns' literal pre-tests
 
 
@@ -87,15 +83,7 @@ def _patterns(c: kb.TriageClass, folded: str) -> list[re.Pattern]:
     classes = kb.load_classes()
     if _TABLE.get("of") is not classes:
         _TABLE.update(of=classes, table=kb.literals(classes, [p for k in classes for p in k.select.get("patterns", [])]))
-    table = _TABLE["table"]
-    out = []
-    for p in c.select.get("patterns", []):
-        if literals.may_match(table.get(p), folded):
-            rx = _COMPILED.get(p)
-            if rx is None:
-                rx = _COMPILED[p] = re.compile(p, re.I)
-            out.append(rx)
-    return out
+    return literals.compiled(c.select.get("patterns", []), _TABLE["table"], folded)
 
 
 def focus_of(text: str, errors: list[str] | None = None) -> str:

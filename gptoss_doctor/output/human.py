@@ -195,7 +195,7 @@ def _render_triage(out: Output, ex, verbose: bool) -> None:
             out.detail("see: " + ", ".join(fx["references"][:2]), indent=8)
         for srch in h.searches[: 3 if full else 1]:
             out.detail(f"search {srch['tracker']}: {srch['url']}", indent=6)
-    asked = [] if ex.confident else ex.ask()
+    asked = ex.ask()
     if asked:
         out.detail("To tell these apart, add to the text:", indent=2)
         for a in asked:
@@ -230,7 +230,7 @@ def explanation(out: Output, ex, verbose: bool = False) -> None:
         out.mark("info", "No known issue explains this text with confidence." if ex.matches
                  else "No known issue matches this text.")
         if hint:
-            out.detail(f'search for: "{hint["query"]}"' if hint.get("phrase", True)
+            out.detail(f'search for: "{hint["query"]}"' if hint["phrase"]
                        else f"search for the words: {hint['query']}", 4)
             for t in hint["trackers"]:
                 out.detail(f"in {t['repo']}: {t['url']}", 6)
