@@ -10,7 +10,10 @@ bench/cases/independent-2026-11-25.yaml (cases with `set: 2026-11-25`), was coll
 nothing here cited, in a fixed query order, by a session that wrote no entry and never ran explain on it; it is
 its own row ("independent-2") and is left out of "all", so the older rows keep their meaning. A fifth set,
 bench/cases/independent-3-{a,b,c}.yaml (`set: 2026-11-28`), was collected the same way from threads nothing cited
-then, while a blind second labeller relabelled the fourth: row "independent-3". Report all of them.
+then, while a blind second labeller relabelled the fourth: row "independent-3" (tuned on since the evening of
+2026-11-28; its head gives its scores before). A sixth set, bench/cases/independent-4-{a,b,c,d}.yaml
+(`set: 2026-11-28-4`), was collected the same way by four sessions (one area each) before the matcher was tuned on
+the fifth: row "independent-4", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "bench" / "cases"
 INDEPENDENT_2_SET = "2026-11-25"  # the second independent set (issue 17): its own split and row
 INDEPENDENT_3_SET = "2026-11-28"  # the third (issue 17, bench/cases/independent-3-*.yaml): its own split and row
+INDEPENDENT_4_SET = "2026-11-28-4"  # the fourth (bench/cases/independent-4-*.yaml): never tuned on
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
@@ -63,6 +67,8 @@ class Case:
             self.split = "independent-2"
         elif self.independent and self.set == INDEPENDENT_3_SET:
             self.split = "independent-3"
+        elif self.independent and self.set == INDEPENDENT_4_SET:
+            self.split = "independent-4"
         elif self.independent:
             self.split = "independent"
         else:
@@ -175,8 +181,9 @@ def summary(results: list[Result]) -> dict:
             "unseen": block([r for r in indep if _norm_url(r.case.source) not in cited]),
             "independent-2": block([r for r in results if r.case.split == "independent-2"]),
             "independent-3": block([r for r in results if r.case.split == "independent-3"]),
+            "independent-4": block([r for r in results if r.case.split == "independent-4"]),
             "tune": block([r for r in results if r.case.split == "tune"]),
-            "all": block([r for r in results if r.case.split not in ("independent-2", "independent-3", "tune")])}
+            "all": block([r for r in results if r.case.split not in ("independent-2", "independent-3", "independent-4", "tune")])}
 
 
 def _norm_url(url: str) -> str:
@@ -188,7 +195,7 @@ def _cited_urls() -> set[str]:
     return {_norm_url(r["url"]) for e in kb.load() for r in e.references if r.get("url")}
 
 
-ROWS = ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "independent-3", "all")
+ROWS = ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "independent-3", "independent-4", "all")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,7 +54,11 @@ async def _model_info(client, d, model) -> None:
 
 PROFILE = EngineProfile(
     name="sglang", label="SGLang", default_port=30000, tracker="sgl-project/sglang",
-    log_hints=(r"\bsglang\b|\bSGLang\b|TokenizerManager|sglang\.launch_server|\bsgl-",),
+    # and its log lines: "[2025-11-03 18:48:34 TP7] Scheduler hit an exception" (a rank prefix after the time),
+    # "[2025-11-11 15:55:06] WARNING server_args.py:949: …" (as pasted in sgl-project/sglang issues)
+    log_hints=(r"\bsglang\b|\bSGLang\b|TokenizerManager|sglang\.launch_server|\bsgl-",
+               r"(?m)^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: (?:DP|TP|EP|PP)\d+)+\] "
+               r"|^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] (?:INFO|WARNING|ERROR) \w+\.py:\d+: "),
     rules=RULES,
     read_version=signal_field("server_info", "version"), read_config=_config, enrich=_model_info,
     tokenizer=VLLM_TOKENIZER,  # SGLang answers vLLM's /tokenize and /detokenize shapes

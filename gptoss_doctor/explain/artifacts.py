@@ -162,8 +162,8 @@ def doubled_fragments(text: str) -> list[str]:
     seen: list[str] = []
     for m in DOUBLED_WORD_RE.finditer(text[:MAX_TEXT]):
         w = m.group(1)
-        if w.lower() in NATURAL_DOUBLES or m.group(0).lower() in ("beriberi", "tsetse"):
-            continue
+        if w.lower() in NATURAL_DOUBLES or m.group(0).lower() in ("beriberi", "tsetse") or len(set(w.lower())) == 1:
+            continue  # natural doubles, and one letter over and over: a redacted key ('sk-xxxxxxxxxxxx') or a scream
         if m.group(0) not in seen:
             seen.append(m.group(0))
         if len(seen) >= 8:

@@ -11,7 +11,7 @@ break ties; a text about another model family gets no confident lexical match.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gptoss_doctor import kb
@@ -49,6 +49,17 @@ OTHER_MODEL_RE = re.compile(
     r"\b(?:qwen\d*|llama[- ]?[234]|llama3|mistral|mixtral|deepseek|gemma\d*|glm-?\d|kimi|phi-?\d|granite|"
     r"command-r|internlm|minimax|nemotron|seed[-_]oss|falcon|hermes-?\d|claude|gemini|devstral|magistral|"
     r"o[134](?:-mini|-pro|-preview)?|gpt-?(?:3\.5|4|4o|4\.1|5)(?:[.-][\w.]+)?|grok|ernie|baichuan|yi-\d)\b", re.I)
+
+
+# a public thread the text links or names ("github.com/vllm-project/vllm/issues/22525", "vllm-project/vllm#22525"):
+# when a known issue cites that very thread, the user has pointed at it (issues, pulls and discussions share numbers)
+THREAD_RE = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)|"
+                       r"(?<![\w/.-])([\w.-]+/[\w.-]+)#(\d+)\b", re.I)
+
+
+def threads(text: str) -> set[str]:
+    """The GitHub threads a text links or names, as 'owner/repo#N' in lower case."""
+    return {f"{(m.group(1) or m.group(3)).lower()}#{m.group(2) or m.group(4)}" for m in THREAD_RE.finditer(text)}
 
 
 PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}|\[[\w.]+\.py:\d+\]|\b\w+\.py\b")
@@ -144,6 +155,16 @@ class Index:
             self._finding_counts = counts
         return max(self._finding_counts.get(finding, 1), 1)
 
+    def cited(self) -> dict[str, list[int]]:
+        """'owner/repo#N' -> the entries that cite that thread."""
+        if not hasattr(self, "_cited"):
+            cited: dict[str, list[int]] = {}
+            for i, e in enumerate(self.entries):
+                for t in threads(" ".join(e.urls)):
+                    cited.setdefault(t, []).append(i)
+            self._cited = cited
+        return self._cited
+
     def vendors(self, i: int) -> set[str]:
         """The GPU vendors an entry is about (ROCm, Metal, XPU …), from what it says of itself."""
         if not hasattr(self, "_vendors"):
@@ -202,6 +223,7 @@ class _Query:
     vendor: str | None = None  # the GPU vendor the text shows (facets)
     provider: str | None = None  # a hosted provider the text shows, when no engine log is in it (facets)
     folded: str = ""  # literals.fold of the messages and the haystack: what the patterns' pre-test reads
+    threads: set[str] = field(default_factory=set)  # the GitHub threads the text links ('owner/repo#N')
 
 
 def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
@@ -254,6 +276,13 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
         strong, why = _exact(ix, i, q)
         if why:
             evidence.append(why)
+        linked = sorted(t for t in q.threads if i in ix.cited().get(t, ()))
+        if linked and not strong:
+            # the text links a thread this issue cites: the user points at it, which ranks it (less when several
+            # issues cite that thread) but is a lead, not a diagnosis: a report links a related thread as often as
+            # its own cause (on the tune split one text linking a thread of another cause became confident wrong)
+            strong = 0.5 + 0.15 / len(ix.cited()[linked[0]])
+            evidence.append(f"the text links {linked[0]}, a thread this issue cites")
         s, cov, shared = lex[i]
         lexical = _lexical_score(cov, s / best_s, s, q)
         found = [f for f in e.findings if f in q.findings]
@@ -305,7 +334,7 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             score = 0.4
             evidence.append("but the text names another model, not gpt-oss")
         contra = _contradiction(ix, i, q, real_engines) if score > 0 else None
-        lead = False  # the score still ranks it, but the evidence is no diagnosis: its confidence is low
+        lead = bool(linked) and not why  # the score still ranks it, but the evidence is no diagnosis: low confidence
         words_only = not strong and not shared_tokens and not agrees
         if words_only and q.structured and score >= MEDIUM:
             # an error message that no known message, pattern or token confirms: sharing words with an entry is a
@@ -374,7 +403,7 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
         gptoss=gptoss, other_model=other_model, prose=not structured and _is_prose(lex_text), structured=bool(structured),
         vendor=facets.hardware["vendor"] if facets and facets.hardware else None,
         provider=facets.provider["name"] if facets and facets.provider else None,
-        folded=literals.fold("\n".join([*messages, haystack])))
+        folded=literals.fold("\n".join([*messages, haystack])), threads=threads(head))
 
 
 _PROSE_WORDS = frozenset("""i my we our it is are was the a an and but when with not does doesn't don't can't cannot
@@ -427,6 +456,13 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
                     m.confidence = "low"
                     m.evidence.append("only shared words point here (no message, pattern, token or artifact of this "
                                       "issue is in the text): a lead to compare, not a diagnosis")
+    if found and any("a thread this issue cites" in ev for ev in found[0].evidence):
+        # the user points at a known issue's thread: other issues that only share words with the text are leads
+        # beside it, not a diagnosis
+        for m, _, lexical, _ in scored[1:]:
+            if m.confidence != "low" and lexical:
+                m.confidence = "low"
+                m.evidence.append("only shared words point here, and the text links another issue's thread")
     if classes:
         from gptoss_doctor.explain.triage import entry_classes
 

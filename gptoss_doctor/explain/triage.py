@@ -38,6 +38,15 @@ KERNEL_WORDS = re.compile(r"\b(?:cuda\w*|rocm|hip\w*|gpus?|kernels?|metal|vulkan
                           r"segfault|segmentation|sigsegv|sigbus|core dumped|ggml_assert|nvidia|amd|radeon|blackwell|"
                           r"hopper|ampere|vram|attention backend|apple silicon|mps|m[1-5](?: pro| max| ultra)?)\b|"
                           r"flash[_ ]?attn|flash[_ ]?attention", re.I)
+# a hang while the engine starts or loads is an engine that never became ready, not a slow or looping generation
+STARTUP_HANG = re.compile(
+    r"\b(?:hangs?|hung|stuck|freezes)\b[^.\n]{0,40}\b(?:start(?:ing|s|up|-up)?|launch\w*|initiali[sz]\w*|load(?:ing|s)?|"
+    r"boot\w*)\b|\b(?:start(?:ing|up|-up)?|launch(?:ing)?|initiali[sz]\w*|boot(?:ing)?)\b[^.\n]{0,40}\b(?:hangs?|hung|"
+    r"stuck|freezes|never (?:finishes|completes|ends))\b|\bwaiting (?:for )?(?:the )?engine\b", re.I)
+# a 400 whose message says the model did not load (LM Studio answers "400 Failed to load model"): the message says
+# what went wrong, the status only that the request failed (not that the request was refused). Only a 4xx: a log's
+# "error loading model: vk::Queue::submit: ErrorDeviceLost" is the kernel's failure, seen while loading
+LOAD_MESSAGE = re.compile(r"\b(?:failed to load model|error loading model|model failed to load)\b", re.I)
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
@@ -127,7 +136,8 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
         score += WEIGHTS["facets_api"]
         why.append(f"the {facets.api} API")
     fail = [f for f in sel.get("failure", []) if f in facets.failure
-            and not (f == "crash" and c.id == "kernel-hardware" and not KERNEL_WORDS.search(text))]
+            and not (f == "crash" and c.id == "kernel-hardware" and not KERNEL_WORDS.search(text))
+            and not (f == "hang" and STARTUP_HANG.search(focus if focus is not None else text))]
     if fail:
         # a crash says something died, not why: when the text also says what killed it (out of memory, garbage
         # before it, a loop), that weighs more; alone it is the kernel/hardware class's sign, when the text names a
@@ -198,15 +208,19 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     hits = []
     for c in kb.load_classes():
         score, why = _score(c, facets, text, kinds or set(), artifacts or set(), focus, folded)
+        loaded = c.id == "load-failure" and facets.http_status in (400, 422) and bool(LOAD_MESSAGE.search(focus))
+        if loaded:
+            score += WEIGHTS["kinds"]
+            why.append("the error message says the model failed to load")
         own = score  # what the text itself shows of the class, before its neighbours' vote
         if votes and c.id in votes.weight:
             score += KNN_WEIGHT * votes.weight[c.id]
             why.append(_vote_why(votes, c.id))
         if score >= MIN_SCORE:
-            strong = bool((facets.http_status and facets.http_status not in WEAK_STATUS
-                           and facets.http_status in c.select.get("http_status", []))
-                          or (kinds or set()) & set(c.select.get("kinds", []))
-                          or (artifacts or set()) & set(c.select.get("artifacts", [])))
+            strong = loaded or bool((facets.http_status and facets.http_status not in WEAK_STATUS
+                                     and facets.http_status in c.select.get("http_status", []))
+                                    or (kinds or set()) & set(c.select.get("kinds", []))
+                                    or (artifacts or set()) & set(c.select.get("artifacts", [])))
             hits.append(TriageHit(c, score, why, strong=strong,
                                   basis=SHOWN if strong else SAID if own >= MIN_SCORE else GUESS))
     _backend_down(hits, facets)
