@@ -322,6 +322,12 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             # a tool call written as JSON text is what any model without a parser produces: without a sign of
             # gpt-oss it is a lead, not a diagnosis
             score = min(score, MEDIUM - 0.03)
+        if strong and strong < 0.8 and not q.gptoss and _about_layer(e):
+            # a hosted provider's, a proxy's or a client's own error is the same for every model behind it: matched
+            # by a pattern or a message's shape (not quoted word for word) in a text that shows no sign of gpt-oss,
+            # it is a lead (dev: 1 of 274 right answers becomes low, a Bedrock error that names no model; it made the
+            # one confident look-alike of independent-4, a Groq tool error of another model, a lead)
+            score = min(score, MEDIUM - 0.03)
         if not strong and not q.gptoss and not q.prose:
             # an error message that resembles a known one but is neither quoted by it nor about gpt-oss: a lead
             score = min(score, MEDIUM - 0.03)
@@ -351,6 +357,12 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
         out.append((min(max(score, 0.0), 0.99), evidence, lead, words_only, not strong and not shared_tokens,
                     (strong, lexical)))
     return out
+
+
+def _about_layer(e: kb.Entry) -> bool:
+    """An entry about a hosted provider, a proxy or a client library (not an engine): its messages are that
+    layer's, the same whatever model is behind it."""
+    return bool(e.engines) and set(e.engines) <= (CLIENT_HINTS | GENERIC_ENGINES | {"litellm"})
 
 
 DROP = 0.6  # the score of an entry that contradicts a facet of the text is scaled by this (and its confidence is low)

@@ -1,0 +1,165 @@
+"""explain's reasoning on texts nobody wrote an entry from (issue 17): what a text shows decides the class and the
+confidence. Each text is a real thread's, quoted from the thread named beside it (trimmed, never reworded).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gptoss_doctor.explain import explain_text
+from gptoss_doctor.explain.artifacts import doubled_fragments, recognise
+from gptoss_doctor.explain.parse import parse_text
+
+# https://github.com/vllm-project/vllm/issues/17676 (a gpt-oss-120b report in it)
+STARTUP_HANG = """[Bug]: vLLM hangs forever on waiting engine process to start
+
+Same issue when running: "openai/gpt-oss-120b" on "v0.10.2" as in the docs
+
+Running on 8xA100 - p4d.24xlarge
+"""
+
+# https://github.com/continuedev/continue/issues/10150
+LMSTUDIO_400_LOAD = """**Error Details**
+
+Model: LM Studio
+Provider: openai
+Status Code: 400
+
+**Error Output**
+```
+400 Failed to load model "gpt-oss-20b". Error: Error loading model.
+```
+"""
+
+# https://github.com/anomalyco/opencode/issues/38059
+GROQ_TOO_LARGE = """Groq requests exceed TPM limit even in an empty directory
+Provider: Groq
+For `openai/gpt-oss-20b`:
+Request too large for model `openai/gpt-oss-20b`
+Limit 8000 TPM
+Requested 38369
+"""
+
+# https://github.com/princeton-ddss/blackfish/issues/162 (it links vllm-project/vllm#22525)
+LINKS_A_CITED_THREAD = """Support openai/gpt-oss models
+
+These models appear to depend on additional resources that are not downloaded by `huggingface_hub`. See https://github.com/vllm-project/vllm/issues/22525.
+
+(EngineCore_DP0 pid=932411) INFO 12-17 12:56:09 [kv_cache_utils.py:1028] GPU KV cache size: 1,043,264 tokens
+"""
+
+# https://github.com/musistudio/claude-code-router/issues/493 (the reporter's redacted config)
+REDACTED_CONFIG = """I tried configuring the claude-code-router with the vllm served openai/gpt-oss-120b model. And it does not work.
+{
+  "Providers": [
+    {
+      "name": "gptoss",
+      "api_base_url": "https://xxxxxxxxxx",
+      "api_key": "sk-xxxxxxxxxxxx",
+      "models": [
+        "gpt-oss-120b"
+      ],
+    }
+  ]
+}
+And when start Claude Code, nothing get prints out after a prompt (tokens been used but nothing seems happened)
+"""
+
+# https://github.com/BerriAI/litellm/issues/14225: a provider's error that names no model
+BEDROCK_NO_MODEL = ('BadRequestError: BedrockException - {"message":"The model returned the following errors: Failed to '
+                    'deserialize the JSON body into the target type: thinking: unknown field `thinking`, expected one of '
+                    '`messages`, `model`, `store`, `reasoning_effort`, `metadata` at line 1 column 212"}')
+
+# https://github.com/vllm-project/vllm/issues/26582
+TRITON_KERNELS = ("No matter which version I try, I always get an error `Failed to import Triton kernels. Please make sure "
+                  "your triton version is compatible.`")
+
+# https://github.com/sgl-project/sglang/issues/13061
+SGLANG_LOG = """When running gpt-oss-20b on 5090, I got the following error
+[2025-11-11 15:55:06] INFO server_args.py:938: Enable FlashInfer AllReduce Fusion on sm100 for GptOssForCausalLM
+[2025-11-11 15:55:06] WARNING server_args.py:949: Detected SM100 and MXFP4 quantization format for GPT-OSS model, enabling FlashInfer MXFP4 MOE kernel.
+"""
+
+
+def first_class(text: str) -> tuple[str, str]:
+    hits = explain_text(text, allow_download=False).triage
+    assert hits, "no triage class"
+    return hits[0].cls.id, hits[0].basis
+
+
+def test_a_hang_at_start_up_is_an_engine_that_never_became_ready():
+    cid, _ = first_class(STARTUP_HANG)
+    assert cid == "engine-not-ready"
+    # a hang while generating is still the slow / looping class
+    cid, _ = first_class("gpt-oss-20b on vLLM: the request hangs forever in the middle of the answer, no error")
+    assert cid == "looping-slow"
+
+
+def test_a_400_that_says_the_model_failed_to_load_is_a_load_failure_not_a_refused_request():
+    cid, basis = first_class(LMSTUDIO_400_LOAD)
+    assert (cid, basis) == ("load-failure", "shown")
+    # the same status with a refused parameter stays a refused request
+    cid, _ = first_class("Error code: 400 - {'error': {'message': \"Unrecognized request argument supplied: foo\"}}")
+    assert cid == "request-rejected"
+
+
+def test_a_request_over_a_provider_s_token_limit_is_a_refused_request():
+    cid, _ = first_class(GROQ_TOO_LARGE)
+    assert cid == "request-rejected"
+
+
+def test_a_linked_thread_that_an_entry_cites_ranks_it_as_a_lead():
+    r = explain_text(LINKS_A_CITED_THREAD, allow_download=False)
+    top = r.matches[0]
+    assert top.entry.id == "harmony-vocab-not-loadable"
+    assert top.confidence == "low"  # a link is a pointer, not a diagnosis
+    assert any("vllm-project/vllm#22525" in ev for ev in top.evidence)
+    # and nothing else is confident beside it on shared words
+    assert all(m.confidence == "low" for m in r.matches)
+
+
+def test_a_redacted_key_is_no_duplicated_stream_fragment():
+    assert doubled_fragments(REDACTED_CONFIG) == []
+    arts, _ = recognise(REDACTED_CONFIG)
+    assert "duplicated-fragments" not in {a.kind for a in arts}
+    r = explain_text(REDACTED_CONFIG, allow_download=False)
+    assert all(m.confidence == "low" for m in r.matches)
+    # real doubled deltas still are
+    assert doubled_fragments('{"city": "ParisParis", "unitunit": "celsius"}') == ["ParisParis", "unitunit"]
+
+
+def test_a_provider_error_without_a_sign_of_gpt_oss_is_a_lead():
+    r = explain_text(BEDROCK_NO_MODEL, allow_download=False)
+    assert r.matches[0].entry.id == "hosted-bedrock-gptoss-reasoning-parameter-rejected"
+    assert r.matches[0].confidence == "low"
+    # with gpt-oss named, the same error is a diagnosis
+    r = explain_text(BEDROCK_NO_MODEL + "\nmodel: bedrock/openai.gpt-oss-120b-1:0", allow_download=False)
+    assert r.matches[0].entry.id == "hosted-bedrock-gptoss-reasoning-parameter-rejected"
+    assert r.matches[0].confidence in ("high", "medium")
+
+
+def test_vllm_s_triton_kernels_import_message_is_quoted_by_its_entry():
+    r = explain_text(TRITON_KERNELS, allow_download=False)
+    assert r.matches[0].entry.id == "gpu-triton-kernels-version-mismatch"
+    assert r.matches[0].confidence == "high"
+
+
+@pytest.mark.parametrize("line", [
+    "[2025-11-03 18:48:34 TP7] Scheduler hit an exception: Traceback (most recent call last):",
+    "[2025-11-11 15:55:06] WARNING server_args.py:949: Detected SM100 and MXFP4 quantization format",
+])
+def test_sglang_s_log_lines_name_sglang(line):
+    assert "sglang" in parse_text("a report\n" + line + "\n").engines
+
+
+def test_an_sglang_log_is_understood_as_sglang_in_json(cli, tmp_path):
+    f = tmp_path / "paste.txt"
+    f.write_text(SGLANG_LOG, encoding="utf-8")
+    res = cli("explain", "--offline", "--json", "--file", str(f))
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["facets"]["engine"]["name"] == "sglang"
+    # and an SGLang log does not rank vLLM-only issues first
+    assert not doc["matches"] or "vllm" not in doc["matches"][0]["id"].split("-")[:1]
