@@ -26,9 +26,12 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     # the second independent set (collected 2026-11-25 before the matcher changed, never tuned on): 10/24, 14/24;
     # 12/24, 16/24 with phrase terms
     "independent-2": (0.5, 0.66),
-    # the third (collected 2026-11-28 by sessions that never ran the matcher, never tuned on): 8/23 and 12/23 on the
-    # landed matcher and after this session's changes alike
-    "independent-3": (0.34, 0.52),
+    # the third (collected 2026-11-28 by sessions that never ran the matcher): 8/23 and 12/23 on the landed matcher
+    # and after that afternoon's changes alike; tuned on since that evening: 11/23 and 13/23
+    "independent-3": (0.47, 0.56),
+    # the fourth (collected 2026-11-28 evening by four sessions that never ran the matcher, never tuned on): 6/20 and
+    # 8/20 on the matcher before and after the third set was tuned on alike
+    "independent-4": (0.3, 0.4),
 }
 # right & confident: top-1 right with high or medium confidence. Measured when issue 17's calibration landed (dev
 # 287/383, held back 61/93, independent 27/65, independent-2 9/24): the words-alone rule (bench/bench_calibration.py)
@@ -40,22 +43,25 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
 # With phrase terms and a 0.23 lead: dev 276/383, held back 60/93, independent-2 10/24 (confident wrong without
 # their entry 26 -> 23); the tune split's user wordings added to ten entries' symptoms: dev 275, held back 61;
 # the Chinese glossary: dev 274, held back 60
+# A provider's, proxy's or client's own error matched by a pattern in a text with no sign of gpt-oss is a lead:
+# dev 273/383
 RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "independent-2": 0.41,
-                          "independent-3": 0.13}  # independent-3: 3/23
+                          "independent-3": 0.17, "independent-4": 0.3}  # independent-3: 4/23; independent-4: 6/20
 # uncovered cases (real gpt-oss problems no entry describes) that still get a high or medium answer: independent 19
 # of 44 before issue 17, 6, then 3 (5 with a first form of phrase terms that also joined an identifier's parts);
 # independent-2 24 of 61 on the landed matcher of 2026-11-23, 5, then 3, then 2; tune 1 of 95 (the tune-2 cases, as
-# collected); independent-3 1 of 50
-UNCOVERED_CONFIDENT_WRONG = {"independent": 3, "independent-2": 2, "tune": 1, "independent-3": 1}
+# collected); independent-3 1 of 50; independent-4 0 of 49
+UNCOVERED_CONFIDENT_WRONG = {"independent": 3, "independent-2": 2, "tune": 1, "independent-3": 1, "independent-4": 0}
 # leave-one-out on the dev split: each case matched without its own entries (every confident answer is wrong)
 DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 22  # 23 -> 22 with the Chinese glossary
 # the triage's first class fits the labels (knowledge/classes ids) of problems explain does not know: the dev and
 # tune splits explained without their own entries (bench_calibration.py --triage: 275/383 and 122/150), the uncovered
 # cases of the second independent set (34/61 when the triage landed, 38/61 before the 'rejected' failure kind and the
 # widened class patterns, 39/61 then, 38/61 at its last reading as a test set; 51/61 since it is tuned on, 2026-11-28)
-# and of the third, never tuned on (27/50 on the landed matcher of 2026-11-27, 28/50 now)
+# and of the third (27/50 on the landed matcher of 2026-11-27, 28/50 at its last reading as a test set; 36/50 since
+# it is tuned on, the evening of 2026-11-28) and of the fourth, never tuned on (27/49 before and after the third was)
 TRIAGE_LEAVE_ONE_OUT_FLOORS = {"dev": 0.71, "tune": 0.81}
-TRIAGE_FITS_FLOORS = {"independent-2": 51, "independent-3": 28}
+TRIAGE_FITS_FLOORS = {"independent-2": 51, "independent-3": 36, "independent-4": 27}
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +89,7 @@ def test_unknown_problems_get_no_confident_answer_more_often(summary, split):
     assert summary[split]["uncovered_confident_wrong"] <= UNCOVERED_CONFIDENT_WRONG[split], summary[split]
 
 
-@pytest.mark.parametrize("split", ["independent-2", "independent-3"])
+@pytest.mark.parametrize("split", ["independent-2", "independent-3", "independent-4"])
 def test_look_alikes_of_the_newer_independent_sets_get_no_confident_answer(summary, split):
     got = summary[split]
     assert got["negatives"] >= 15 and got["negatives_confident_wrong"] == 0, got
