@@ -163,3 +163,9 @@ def test_an_sglang_log_is_understood_as_sglang_in_json(cli, tmp_path):
     assert doc["facets"]["engine"]["name"] == "sglang"
     # and an SGLang log does not rank vLLM-only issues first
     assert not doc["matches"] or "vllm" not in doc["matches"][0]["id"].split("-")[:1]
+
+
+def test_a_link_is_no_words_of_the_words_search():
+    r = explain_text(LINKS_A_CITED_THREAD.split("\n\n(")[0], allow_download=False)
+    assert r.words and r.words.startswith("gpt-oss ")
+    assert not any(w in r.words for w in ("github", "https", "vllm-project", "issues", "22525")), r.words

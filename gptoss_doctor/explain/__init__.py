@@ -180,6 +180,9 @@ WORD_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
 MAX_WORDS = 5
 
 
+URL_RE = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|io|ai|dev|net)/\S*", re.I)
+
+
 def telling_words(text: str, ranker) -> str | None:
     """The words of a description an issue search would find its thread by: its rarest words (by their IDF over
     the knowledge base; a word no entry uses — a product, a model, a library — counts as rarest), at most
@@ -188,7 +191,9 @@ def telling_words(text: str, ranker) -> str | None:
 
     seen: dict[str, float] = {}
     order: list[str] = []
-    for m in WORD_RE.finditer(text[:4000]):
+    # a link is an address, not words of the problem ("github.com vllm-project issues" finds nothing)
+    text = URL_RE.sub(" ", text[:4000])
+    for m in WORD_RE.finditer(text):
         w = m.group(0).lower()
         if len(w) < 4 or w in seen or w in rank.STOPWORDS or w in rank.COMMON or "gpt" in w or "oss" in w:
             continue
