@@ -180,7 +180,7 @@ WORD_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
 MAX_WORDS = 5
 
 
-URL_RE = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|io|ai|dev|net)/\S*", re.I)
+URL_RE = re.compile(r"\b(?:https?://|www\.)\S+|(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.(?:com|org|io|ai|dev|net)/\S*", re.I)
 
 
 def telling_words(text: str, ranker) -> str | None:
