@@ -169,3 +169,36 @@ def test_a_link_is_no_words_of_the_words_search():
     r = explain_text(LINKS_A_CITED_THREAD.split("\n\n(")[0], allow_download=False)
     assert r.words and r.words.startswith("gpt-oss ")
     assert not any(w in r.words for w in ("github", "https", "vllm-project", "issues", "22525")), r.words
+
+
+# https://github.com/musistudio/claude-code-router/issues/493: the launch command the reporter pasted
+CCR_LAUNCH = """I tried configuring the claude-code-router with the vllm served openai/gpt-oss-120b model. And it does not work.
+Here is the vllm command I used for the serving:
+```
+docker run --rm --runtime nvidia --ipc=host -p 8000:8000 \\
+  vllm/vllm-openai:gptoss \\
+  --model openai/gpt-oss-120b \\
+  --tensor-parallel-size 2 \\
+  --host 0.0.0.0 \\
+  --port 8000
+```
+And when start Claude Code, nothing get prints out after a prompt (tokens been used but nothing seems happened)
+"""
+
+
+def test_a_pasted_launch_without_the_tool_flags_is_evidence_when_the_text_is_about_tools():
+    r = explain_text(CCR_LAUNCH, allow_download=False)
+    top = r.matches[0]
+    assert top.entry.id == "gptoss-server-tool-parser-not-enabled"
+    assert top.confidence == "medium"
+    assert any("vllm.tool_flags_missing" in ev for ev in top.evidence)
+    # the same launch in a text about something else (a slow answer) says nothing of the tool parser
+    slow = CCR_LAUNCH.replace("claude-code-router", "benchmark").replace(
+        "And when start Claude Code, nothing get prints out after a prompt (tokens been used but nothing seems happened)",
+        "The answers come back at 3 tokens/s on two H100s.")
+    r = explain_text(slow, allow_download=False)
+    assert not any(any("vllm.tool_flags_missing" in ev for ev in m.evidence) for m in r.matches)
+    # and a launch with the flags set shows nothing to fix
+    fixed = CCR_LAUNCH.replace("--port 8000", "--port 8000 --enable-auto-tool-choice --tool-call-parser openai")
+    r = explain_text(fixed, allow_download=False)
+    assert not any(any("vllm.tool_" in ev for ev in m.evidence) for m in r.matches)

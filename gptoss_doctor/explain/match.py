@@ -62,6 +62,40 @@ def threads(text: str) -> set[str]:
     return {f"{(m.group(1) or m.group(3)).lower()}#{m.group(2) or m.group(4)}" for m in THREAD_RE.finditer(text)}
 
 
+# the scan's rules on a launch command pasted in the text (gptoss_doctor/scan/rules.py): a rule about the tool-call
+# flags is evidence for its entry when the text is about tools or an agent (the launch line says how the server runs,
+# the rest of the text what failed)
+TOOL_RULES = {"vllm.tool_flags_missing", "vllm.tool_parser_missing", "vllm.wrong_tool_parser",
+              "vllm.auto_tool_choice_missing", "sglang.tool_parser_missing", "sglang.wrong_tool_parser"}
+ABOUT_TOOLS_RE = re.compile(r"\btool[_ -]?(?:calls?|calling|choice|use|parser)\b|\bfunction[_ ]call\w*|\btools\b|"
+                            r"\bagents?\b|\bagentic\b|\bclaude[- ]code\b|\bcodex\b|\bcline\b|\bmcp\b", re.I)
+LAUNCH_HINT_RE = re.compile(r"\bvllm serve\b|vllm\.entrypoints|vllm-openai|sglang\.launch_server|\bpython3? -m sglang\b",
+                            re.I)
+
+
+def launch_evidence(text: str) -> dict[str, str]:
+    """{entry id: why} from the scan's tool-flag rules on the launch commands the text shows, when the text is about
+    tools or an agent; empty otherwise (no launch command, or one that is not about gpt-oss)."""
+    head = text[:65536]
+    if not LAUNCH_HINT_RE.search(head) or not ABOUT_TOOLS_RE.search(head):
+        return {}
+    from pathlib import Path
+
+    from gptoss_doctor.scan.launches import from_shell
+    from gptoss_doctor.scan.rules import judge_launch
+
+    out: dict[str, str] = {}
+    try:
+        launches = from_shell(Path("the text"), head)
+    except Exception:  # noqa: BLE001 - a paste is no shell script: what does not parse shows no launch
+        return {}
+    for la in launches[:20]:
+        for f in judge_launch(la):
+            if f.id in TOOL_RULES and f.kb:
+                out.setdefault(f.kb[0], f"the launch command in the text: {f.title} ({f.id})")
+    return out
+
+
 PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}|\[[\w.]+\.py:\d+\]|\b\w+\.py\b")
 
 
@@ -224,6 +258,7 @@ class _Query:
     provider: str | None = None  # a hosted provider the text shows, when no engine log is in it (facets)
     folded: str = ""  # literals.fold of the messages and the haystack: what the patterns' pre-test reads
     threads: set[str] = field(default_factory=set)  # the GitHub threads the text links ('owner/repo#N')
+    launch: dict[str, str] = field(default_factory=dict)  # entry id -> what a launch command in the text shows
 
 
 def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
@@ -283,6 +318,12 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             # its own cause (on the tune split one text linking a thread of another cause became confident wrong)
             strong = 0.5 + 0.15 / len(ix.cited()[linked[0]])
             evidence.append(f"the text links {linked[0]}, a thread this issue cites")
+        if e.id in q.launch and not strong:
+            # the server as the text launches it lacks what this issue is about: evidence of the cause, as strong as
+            # an artifact of it (a medium match), not a quote of its message
+            strong = 0.6
+            why = q.launch[e.id]
+            evidence.append(why)
         s, cov, shared = lex[i]
         lexical = _lexical_score(cov, s / best_s, s, q)
         found = [f for f in e.findings if f in q.findings]
@@ -415,7 +456,7 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
         gptoss=gptoss, other_model=other_model, prose=not structured and _is_prose(lex_text), structured=bool(structured),
         vendor=facets.hardware["vendor"] if facets and facets.hardware else None,
         provider=facets.provider["name"] if facets and facets.provider else None,
-        folded=literals.fold("\n".join([*messages, haystack])), threads=threads(head))
+        folded=literals.fold("\n".join([*messages, haystack])), threads=threads(head), launch=launch_evidence(body))
 
 
 _PROSE_WORDS = frozenset("""i my we our it is are was the a an and but when with not does doesn't don't can't cannot
