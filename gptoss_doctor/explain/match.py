@@ -2,7 +2,9 @@
 
 Exact signals first: a known message quoted anywhere in the text (also with its numbers, names and paths
 changed), a signature pattern, the token IDs named, an artifact of a broken server (leaked Harmony, flattened
-channels, duplicated streamed fragments, a tool call as text) that an entry's findings name. Then a BM25 ranking
+channels, duplicated streamed fragments, a tool call as text) that an entry's findings name, a launch command in
+the text that the scan's own rules find lacking what an entry is about (the tool-call flags), and — as a lead, never
+a diagnosis — a GitHub thread the text links that an entry cites. Then a BM25 ranking
 over everything each entry says (title, messages, symptoms, summary, causes, variants, fixes), which is what finds
 the entry for a paraphrase, a symptom description or a message nobody has quoted yet. Engine hints from the text
 break ties; a text about another model family gets no confident lexical match.
