@@ -202,3 +202,19 @@ def test_a_pasted_launch_without_the_tool_flags_is_evidence_when_the_text_is_abo
     fixed = CCR_LAUNCH.replace("--port 8000", "--port 8000 --enable-auto-tool-choice --tool-call-parser openai")
     r = explain_text(fixed, allow_download=False)
     assert not any(any("vllm.tool_" in ev for ev in m.evidence) for m in r.matches)
+
+
+def test_a_client_s_status_line_is_an_error_the_server_answered(cli, tmp_path):
+    f = tmp_path / "paste.txt"
+    f.write_text(LMSTUDIO_400_LOAD, encoding="utf-8")
+    res = cli("explain", "--offline", "--json", "--file", str(f))
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    (err,) = doc["errors"]
+    assert err["status"] == 400 and err["message"].startswith("Failed to load model")
+    assert doc["origin"] == "server" and "answered the request" in doc["origin_detail"]
+    # searched as one phrase: the model name's quotes do not end it early
+    assert doc["search"]["phrase"] and '"' not in doc["search"]["query"]
+    # a line that only starts with a number is no status line
+    doc = explain_text("500 tokens generated in 3 s\n", allow_download=False)
+    assert not doc.parsed.errors

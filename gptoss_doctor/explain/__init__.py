@@ -155,6 +155,7 @@ def search_hint(parsed: Parsed) -> dict | None:
     from gptoss_doctor.redact import redact
 
     query = redact(normalised_message(err.message))  # it leaves as links and, with --online, as a request
+    query = query.replace('"', "'")  # it is searched as one quoted phrase: a quote inside would end it early
     if len(query) < 8:
         return None
     repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or list(DEFAULT_TRACKERS)
@@ -282,6 +283,9 @@ def where_raised(parsed: Parsed, matches: list[matching.Match],
     if matches and matches[0].confidence in ("high", "medium"):
         origin = matches[0].entry.origin
         return origin, f"the best-matching known issue lies in the {origin.replace('-', ' ')}"
+    if engine and parsed.errors and all(e.via == "http-body" for e in parsed.errors):
+        status = next((e.status for e in parsed.errors if e.status), None)
+        return "server", f"{engine} answered the request with this error" + (f" (HTTP {status})" if status else "")
     if engine and parsed.errors:
         return "server", f"{engine} logged it"
     if engine:  # a description that names the engine: no line of the text was logged or raised by anything

@@ -130,6 +130,11 @@ DIGITS_RE = _Lazy(r"\d+")
 TB_EXC_RE = _Lazy(r"^((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|[A-Z][a-z]\w*)(?::\s?(.*))?$")
 EXC_LINE_RE = _Lazy(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$")
 EXC_INLINE_RE = _Lazy(r"\b([A-Za-z_][\w.]*(?:Error|Exception))(?::\s?(.+))")
+# openai-node's APIError message (`${status} ${message}`, src/core/error.ts): a 4xx/5xx status, then a message that
+# starts like a sentence or a quote, or says something failed ("404 model 'x' not found"; "500 tokens generated" is
+# no error)
+STATUS_LINE_RE = _Lazy(r"^\s*([45]\d\d) ((?:[A-Z\"'`]|(?=[^\n]*\b(?:error|fail\w*|not|invalid|cannot|unable|"
+                       r"unsupported|denied|refused|missing|unknown|exceed\w*|too)\b)[a-z])[^\n]{7,1999})$")
 SDK_RE = _Lazy(r"\b(openai\.[A-Za-z]+Error|litellm\.[A-Za-z]+Error)\b:?\s*(?:Error code: (\d{3}) - )?(.*)")
 FRAME_RE = _Lazy(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
 LEVEL_ERROR_RE = _Lazy(r"(?-i:\bERROR\b)|hit an exception|exception caught|log_server_r: .* 5\d\d\s*$|level=ERROR|\[E\]| - ERROR - |^\s*error[:\s]|(?-i:\bFATAL\b)|\bpanic:|HTTP/1\.[01]\" 5\d\d|\"status\":\s*5\d\d", re.I)
@@ -392,6 +397,14 @@ class Scanner:
                 ikind or ("proxy" if via == "litellm" else "openai-sdk"), msg if ikind else f"{name}: {msg}",
                 code=icode, exception=name, status=int(status) if status else None, line=lineno,
                 engine="litellm" if via == "litellm" else engine, via=via), raw)
+            return
+        st = STATUS_LINE_RE.match(line)
+        if st and not LEVEL_ERROR_RE.search(raw):
+            # an HTTP error as a client prints it: openai-node's "400 Failed to load model …" (status, then the
+            # body's message), as apps built on it (Continue, LM Studio's clients) show it
+            ikind, icode = classify_message(st.group(2))
+            self._add(ParsedError(ikind or "json-body", st.group(2)[:2000], code=icode, status=int(st.group(1)),
+                                  line=lineno, engine=engine, via="http-body"), raw)
             return
         if "{" in line and ('"error"' in line or "'error'" in line or '"object": "error"' in line or '"detail"' in line):
             got = _json_error(line)
