@@ -83,6 +83,15 @@ SGLANG_LOG = """When running gpt-oss-20b on 5090, I got the following error
 """
 
 
+def explain_json(cli, text: str, tmp_path) -> dict:
+    """What `explain --offline --json --file PASTE` prints for ``text``, parsed (exit 0 required)."""
+    f = tmp_path / "paste.txt"
+    f.write_text(text, encoding="utf-8")
+    res = cli("explain", "--offline", "--json", "--file", str(f))
+    assert res.code == 0, res.stderr
+    return json.loads(res.stdout)
+
+
 def first_class(text: str) -> tuple[str, str]:
     hits = explain_text(text, allow_download=False).triage
     assert hits, "no triage class"
@@ -155,11 +164,7 @@ def test_sglang_s_log_lines_name_sglang(line):
 
 
 def test_an_sglang_log_is_understood_as_sglang_in_json(cli, tmp_path):
-    f = tmp_path / "paste.txt"
-    f.write_text(SGLANG_LOG, encoding="utf-8")
-    res = cli("explain", "--offline", "--json", "--file", str(f))
-    assert res.code == 0, res.stderr
-    doc = json.loads(res.stdout)
+    doc = explain_json(cli, SGLANG_LOG, tmp_path)
     assert doc["facets"]["engine"]["name"] == "sglang"
     # and an SGLang log does not rank vLLM-only issues first
     assert not doc["matches"] or "vllm" not in doc["matches"][0]["id"].split("-")[:1]
@@ -205,11 +210,7 @@ def test_a_pasted_launch_without_the_tool_flags_is_evidence_when_the_text_is_abo
 
 
 def test_a_client_s_status_line_is_an_error_the_server_answered(cli, tmp_path):
-    f = tmp_path / "paste.txt"
-    f.write_text(LMSTUDIO_400_LOAD, encoding="utf-8")
-    res = cli("explain", "--offline", "--json", "--file", str(f))
-    assert res.code == 0, res.stderr
-    doc = json.loads(res.stdout)
+    doc = explain_json(cli, LMSTUDIO_400_LOAD, tmp_path)
     (err,) = doc["errors"]
     assert err["status"] == 400 and err["message"].startswith("Failed to load model")
     assert doc["origin"] == "server" and "answered the request" in doc["origin_detail"]
@@ -218,3 +219,16 @@ def test_a_client_s_status_line_is_an_error_the_server_answered(cli, tmp_path):
     # a line that only starts with a number is no status line
     doc = explain_text("500 tokens generated in 3 s\n", allow_download=False)
     assert not doc.parsed.errors
+
+
+def test_a_hostile_flag_value_in_a_pasted_launch_reaches_no_terminal_or_json_raw(cli, tmp_path):
+    text = ("my agent's tool calls fail with gpt-oss\n"
+            "vllm serve openai/gpt-oss-20b --enable-auto-tool-choice --tool-call-parser 'he\x1b[31mrmes\u202e<b>'\n")
+    doc = explain_json(cli, text, tmp_path)
+    ev = [e for m in doc["matches"] for e in m["evidence"] if "vllm.wrong_tool_parser" in e]
+    assert ev and "\x1b" in ev[0]  # the same string once parsed ...
+    f = tmp_path / "paste.txt"
+    for args in (["--json"], []):
+        res = cli("explain", "--offline", *args, "--file", str(f))
+        assert res.code == 0, res.stderr
+        assert "\x1b" not in res.stdout and "\u202e" not in res.stdout  # ... but never raw on stdout
