@@ -13,7 +13,9 @@ bench/cases/independent-3-{a,b,c}.yaml (`set: 2026-11-28`), was collected the sa
 then, while a blind second labeller relabelled the fourth: row "independent-3" (tuned on since the evening of
 2026-11-28; its head gives its scores before). A sixth set, bench/cases/independent-4-{a,b,c,d}.yaml
 (`set: 2026-11-28-4`), was collected the same way by four sessions (one area each) before the matcher was tuned on
-the fifth: row "independent-4", never tuned on. Report all of them.
+the fifth: row "independent-4" (tuned on since 2026-11-28, late; its head gives its scores before). A seventh set,
+bench/cases/independent-5-{a,b,c,d}.yaml (`set: 2026-11-28-5`), was collected the same way from threads nothing
+cited then, before the matcher was tuned on the sixth: row "independent-5", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
@@ -41,7 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "bench" / "cases"
 INDEPENDENT_2_SET = "2026-11-25"  # the second independent set (issue 17): its own split and row
 INDEPENDENT_3_SET = "2026-11-28"  # the third (issue 17, bench/cases/independent-3-*.yaml): its own split and row
-INDEPENDENT_4_SET = "2026-11-28-4"  # the fourth (bench/cases/independent-4-*.yaml): never tuned on
+INDEPENDENT_4_SET = "2026-11-28-4"  # the fourth (bench/cases/independent-4-*.yaml)
+INDEPENDENT_5_SET = "2026-11-28-5"  # the fifth (bench/cases/independent-5-*.yaml): never tuned on
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
@@ -69,6 +72,8 @@ class Case:
             self.split = "independent-3"
         elif self.independent and self.set == INDEPENDENT_4_SET:
             self.split = "independent-4"
+        elif self.independent and self.set == INDEPENDENT_5_SET:
+            self.split = "independent-5"
         elif self.independent:
             self.split = "independent"
         else:
@@ -182,8 +187,10 @@ def summary(results: list[Result]) -> dict:
             "independent-2": block([r for r in results if r.case.split == "independent-2"]),
             "independent-3": block([r for r in results if r.case.split == "independent-3"]),
             "independent-4": block([r for r in results if r.case.split == "independent-4"]),
+            "independent-5": block([r for r in results if r.case.split == "independent-5"]),
             "tune": block([r for r in results if r.case.split == "tune"]),
-            "all": block([r for r in results if r.case.split not in ("independent-2", "independent-3", "independent-4", "tune")])}
+            "all": block([r for r in results if r.case.split not in ("independent-2", "independent-3", "independent-4", "independent-5",
+                                                                        "tune")])}
 
 
 def _norm_url(url: str) -> str:
@@ -195,13 +202,15 @@ def _cited_urls() -> set[str]:
     return {_norm_url(r["url"]) for e in kb.load() for r in e.references if r.get("url")}
 
 
-ROWS = ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "independent-3", "independent-4", "all")
+ROWS = ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "independent-3", "independent-4",
+        "independent-5", "all")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--misses", choices=["dev", "tune", "holdout", "independent", "independent-2", "independent-3", "all"],
+    ap.add_argument("--misses", choices=["dev", "tune", "holdout", "independent", "independent-2", "independent-3",
+                                              "independent-4", "all"],
                     help="list the cases this split got wrong")
     ap.add_argument("--rows", default=",".join(ROWS), help=f"the rows to print, comma-separated (of {', '.join(ROWS)})")
     args = ap.parse_args(argv)
