@@ -232,3 +232,90 @@ def test_a_hostile_flag_value_in_a_pasted_launch_reaches_no_terminal_or_json_raw
         res = cli("explain", "--offline", *args, "--file", str(f))
         assert res.code == 0, res.stderr
         assert "\x1b" not in res.stdout and "\u202e" not in res.stdout  # ... but never raw on stdout
+
+
+# https://github.com/openvinotoolkit/openvino.genai/issues/2984
+OPENVINO_BANGS = """int4 quantized gpt-oss model not working with LLMPipeline
+I'm trying to generate chat completions using LLMPipeline and int4 quantized gpt-oss-20b, but the token array result is all zeros.
+Just yields "!!!!!!!!!!!!!!!.." or an array of 0s for tokens. Any ideas what might be going on? GPU: A770
+"""
+
+# https://github.com/vllm-project/vllm/issues/29539
+VLLM_BANGS = """[Bug]: FULL_AND_PIECEWISE cudagraph mode leading to !!! in generated text
+We observed !!! in generated text, indicating there are NaNs in logits. After some debugging, we found it's related to FULL_AND_PIECEWISE cudagraph mode.
+"""
+
+
+@pytest.mark.parametrize("text", [OPENVINO_BANGS, VLLM_BANGS])
+def test_a_run_of_exclamation_marks_in_the_output_is_garbage(text):
+    # NaN logits sample token 0, which is "!" in o200k: the output, not the reporter's emphasis
+    ex = explain_text(text, allow_download=False)
+    assert "garbage" in ex.facets.failure
+    assert ex.triage[0].cls.id == "garbage-output"
+
+
+@pytest.mark.parametrize("text", ["It does not work!!! please help with gpt-oss-20b",
+                                  "ROCm build for gpt-oss failed !!!!!!"])
+def test_a_user_s_own_exclamation_marks_are_no_garbage(text):
+    assert "garbage" not in explain_text(text, allow_download=False).facets.failure
+
+
+def test_an_arc_a770_is_intel_not_nvidia():
+    assert explain_text(OPENVINO_BANGS, allow_download=False).facets.hardware["vendor"] == "intel"
+    assert explain_text("gpt-oss-20b on an A100 80GB", allow_download=False).facets.hardware["vendor"] == "nvidia"
+
+
+# https://github.com/kaito-project/kaito/issues/1567
+KAITO_PROBE = """gpt-oss-120b workspace pod launch
+**Describe the bug**
+When deploying gpt-oss-120b workspace, the pod takes two restarts to become ready. Seems like readiness probe timeout needs to be increased to add a startup probe.
+"""
+
+
+def test_a_pod_its_probes_restart_is_an_engine_not_ready_yet():
+    assert first_class(KAITO_PROBE)[0] == "engine-not-ready"
+
+
+# https://github.com/ollama/ollama/issues/11779 (the message as the reporter typed it: no space in "template::3:")
+OLLAMA_TEMPLATE = """gpt-oss:20b function currentDate is not defined
+I am trying to run gpt-oss 20b on top of ollama. i have a streamlit app which is sending user requests to ollama. i am getting **template::3: function "currentDate" not defined** error when i try to send a request.
+"""
+
+
+def test_a_known_message_spaced_differently_is_still_quoted():
+    top = explain_text(OLLAMA_TEMPLATE, allow_download=False).matches[0]
+    assert top.entry.id == "gptoss-runtime-predates-gpt-oss-support"
+    assert top.confidence == "high" and "spaced differently" in top.evidence[0]
+
+
+def test_a_spaced_differently_message_of_another_model_is_no_quote():
+    # the same generic message about another model: the spaces are no evidence that it is this issue
+    text = "llama3.3 70b: model runner has unexpectedly stopped, this may be due to resource limitations or an " \
+           "internal error, check ollama server logs for details"
+    assert all(m.confidence == "low" for m in explain_text(text, allow_download=False).matches)
+
+
+# https://github.com/CherryHQ/cherry-studio/issues/8889
+CHERRY_THINKING = """[错误]: vLLM部署的gpt-oss-120b思考无法正常显示和停止
+### 重现步骤
+使用docker vllm部署的gpt-oss-120b 在cherry studio中选择ollama和对应端口号 能够正常回答问题，但是无法显示思考过程，而且一直显示“思考中”和计时
+"""
+
+
+def test_chinese_words_for_the_reasoning_are_read():
+    ex = explain_text(CHERRY_THINKING, allow_download=False)
+    assert "reasoning" in ex.facets.features
+    assert ex.triage[0].cls.id == "empty-or-reasoning-only"
+
+
+# https://github.com/ggml-org/llama.cpp/issues/16263: "standard arguments" are the command line's
+LLAMACPP_DROPPED = """Eval bug: Official gpt-oss-120b model output has dropped/missing tokens, can't count to 100
+When I run llama-server with standard arguments, tokens are dropped from the output, severely affecting coding problems:
+./build/bin/llama-server --model models/gpt-oss-120b-mxfp4-00001-of-00003.gguf -c 32768 -ngl 99 --jinja
+"""
+
+
+def test_dropped_tokens_are_garbage_and_command_line_arguments_no_tool_call():
+    ex = explain_text(LLAMACPP_DROPPED, allow_download=False)
+    assert ex.triage[0].cls.id == "garbage-output"
+    assert "tool-calls" not in [h.cls.id for h in ex.triage]

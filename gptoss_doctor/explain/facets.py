@@ -148,7 +148,14 @@ FAILURES = _table([
     # output no healthy model writes, in the user's words (the artifact recogniser sees it in the output itself)
     ("garbage", r"\bgibberish\b|\bgarbled\b|\bnonsens\w*|\bword salad\b|\bincoherent\b|"
                 r"\brandom (?:chars|characters|tokens|symbols|letters|words)\b|"
-                r"\b(?:irrelevant|strange|weird|meaningless|bizarre) (?:outputs?|responses?|answers?|replies)\b"),
+                r"\b(?:irrelevant|strange|weird|meaningless|bizarre|crazy|degenerate|unusable) (?:&\s*)?(?:\w+ )?"
+                r"(?:outputs?|responses?|answers?|replies)\b|"
+                # NaN logits sample token 0, which is "!" in o200k: a run of them is the model's output, not emphasis
+                r"[\"'`:>]\s*!{4,}|!{10,}|\b(?:output|generat\w*|yields?|returns?|produces?|prints?|outputting)\W{0,20}!{3,}|"
+                r"!{3,} in (?:the )?(?:generated|output|response)|\bNaNs? in (?:the )?logits\b|\bNaN logits\b|"
+                r"\b(?:dropped|missing|skipped|lost)(?:/\w+)? tokens\b|\btokens (?:are|get|got|were) (?:dropped|skipped|lost)\b|"
+                r"\b(?:answers?|responds?|replies) (?:is |are )?(?:completely |totally |always )?wrong\b|"
+                r"\b(?:gives?|giving) (?:\w+ )?wrong answers\b"),
     # a request or a server that stops answering with no error: stuck, not slow and not dead
     # (a whole machine that freezes is out of memory, not a stuck request)
     ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\b(?:freez(?:e|es|ing)|froze(?:n)?)\b"
@@ -339,8 +346,10 @@ def _hardware(head: str) -> dict | None:
     gpu_s = gpu.group(0) if gpu else None
     vname = vendor[0] if vendor else None
     if gpu_s and not vname:
+        # Intel's Arc A310-A770 and B570/B580 share the letter of NVIDIA's A100 and B200 (A10, A30, A100, A800, B100)
         vname = ("amd" if re.search(r"radeon|mi\d|strix|ryzen", gpu_s, re.I) else
-                 "apple" if re.search(r"\bM\d", gpu_s) else "intel" if "Arc" in gpu_s else "nvidia")
+                 "apple" if re.search(r"\bM\d", gpu_s) else
+                 "intel" if "Arc" in gpu_s or re.fullmatch(r"A[3-7][1-8]0|B5[78]0", gpu_s) else "nvidia")
     if arch_s and not vname:
         vname = "amd" if arch_s.startswith("gfx") else "nvidia"
     if not (vname or gpu_s or arch_s):

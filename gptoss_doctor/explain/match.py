@@ -105,6 +105,19 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+SQUEEZED_MIN = 24  # a message this long without its spaces is still specific
+
+
+# the level a message is printed with ("Error: ", "ERROR:"): a report quotes the message with or without it (an
+# exception's class stays: "litellm.APIConnectionError: Expecting value" is not any "Expecting value")
+_MESSAGE_PREFIX = re.compile(r"^\s*(?:error|fatal|panic)\s*:\s*", re.I)
+
+
+def _squeeze(text: str) -> str:
+    """A known message without its level prefix and without any space."""
+    return "".join(_MESSAGE_PREFIX.sub("", text, count=1).lower().split())
+
+
 _SHAPE_SUBS = [
     # quoted names and values (not quoted Harmony markup: "but got \"Search <|co\"" and "but got \"to=function\"" are
     # different faults of one parser)
@@ -178,6 +191,9 @@ class Index:
     def __init__(self, entries: list[kb.Entry]):
         self.entries = entries
         self.messages = [[_norm(m) for m in e.messages] for e in entries]
+        # the same without any space: a message pasted from a terminal or a rendered page is spaced differently
+        # ("template::3: function" for "template: :3: function")
+        self.squeezed = [[_squeeze(m) for m in e.messages] for e in entries]
         self._shapes: list[list[str]] | None = None
         self._literals: dict[str, list[str] | None] | None = None
         self._ranker = None
@@ -260,6 +276,7 @@ class _Query:
     provider: str | None = None  # a hosted provider the text shows, when no engine log is in it (facets)
     folded: str = ""  # literals.fold of the messages and the haystack: what the patterns' pre-test reads
     threads: set[str] = field(default_factory=set)  # the GitHub threads the text links ('owner/repo#N')
+    squeezed: str = ""  # the haystack without spaces
     launch: dict[str, str] = field(default_factory=dict)  # entry id -> what a launch command in the text shows
 
 
@@ -268,6 +285,9 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
     for known, raw in zip(ix.messages[i], e.messages):
         if len(known) >= 8 and known in q.haystack:
             return 0.8 + min(0.1, len(known) / 500), f'the text quotes the known message "{raw}"'
+    for known, raw in zip(ix.squeezed[i], e.messages):
+        if len(known) >= SQUEEZED_MIN and q.gptoss and known in q.squeezed:
+            return 0.78, f'the text quotes the known message "{raw}" (spaced differently)'
     for shp, raw in zip(ix.shapes(i), e.messages):
         # only messages with enough fixed wording: "no module named Q" would match every missing module; and a
         # message whose variable part names gpt-oss ("unknown model architecture: 'gpt-oss'") is this issue only
@@ -453,7 +473,7 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
         not other_model and bool(WEAK_GPTOSS_RE.search(head)))
     haystack = _norm(body)
     return _Query(
-        messages=messages, haystack=haystack, shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
+        messages=messages, haystack=haystack, squeezed=haystack.replace(" ", ""), shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
         findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
         gptoss=gptoss, other_model=other_model, prose=not structured and _is_prose(lex_text), structured=bool(structured),
         vendor=facets.hardware["vendor"] if facets and facets.hardware else None,

@@ -573,9 +573,9 @@ def parse_stream(fh: BinaryIO) -> Parsed:
 
 
 # Chinese words for failures, as reports on Chinese-language trackers write them (LLaMA-Factory, ms-swift, lmdeploy,
-# Xinference, Cherry Studio): the knowledge base and the triage classes are in English, so a report that says
-# 显存不足 ("not enough VRAM") says "out of memory" to them. Only words that name a failure or a feature: the rest of a
-# Chinese text stays unread, as before.
+# Xinference, Cherry Studio), and the Japanese and Korean ones: the knowledge base and the triage classes are in
+# English, so a report that says 显存不足 ("not enough VRAM") says "out of memory" to them. Only words that name a
+# failure or a feature: the rest of such a text stays unread, as before. The words search reads the English too.
 GLOSSARY = {
     "显存不足": "out of memory", "显存溢出": "out of memory", "爆显存": "out of memory", "内存不足": "out of memory",
     "内存溢出": "out of memory", "乱码": "garbage gibberish output", "死循环": "endless loop", "无限循环": "endless loop",
@@ -589,6 +589,28 @@ GLOSSARY = {
     "输出为空": "empty output", "内容为空": "empty content", "安装失败": "install failed", "编译失败": "build failed",
     "连接失败": "connection error", "连接被拒绝": "connection refused", "微调": "fine-tuning", "量化": "quantization",
     "服务器重启": "server restarts", "服务重启": "server restarts", "卡住": "stuck hang", "卡死": "stuck hang",
+    # the reasoning a client does not show, or that never ends (Cherry Studio's "一直显示思考中": it keeps thinking)
+    "思考": "thinking reasoning", "推理内容": "reasoning", "思考中": "thinking reasoning", "无法显示": "not shown",
+    "无法正常显示": "not shown", "没有显示": "not shown", "不显示": "not shown", "无法停止": "never stops",
+    "停不下来": "never stops", "无法调用": "cannot call", "无法正常调用": "cannot call", "调用失败": "call failed",
+    "胡言乱语": "gibberish output", "答非所问": "irrelevant answers", "段错误": "segmentation fault",
+    "无响应": "stops responding hang", "没有响应": "stops responding hang", "启动失败": "failed to start",
+    "无法启动": "failed to start", "结构化输出": "structured output", "显存": "vram gpu memory",
+    # Traditional Chinese
+    "顯存不足": "out of memory", "記憶體不足": "out of memory", "亂碼": "garbage gibberish output",
+    "崩潰": "crash", "閃退": "crash", "工具調用": "tool call", "超時": "timed out", "載入失敗": "failed to load",
+    # Japanese
+    "文字化け": "garbage gibberish output", "メモリ不足": "out of memory", "クラッシュ": "crash",
+    "フリーズ": "stuck hang", "無限ループ": "endless loop", "繰り返し": "repeating output",
+    "タイムアウト": "timed out", "ツール呼び出し": "tool call", "関数呼び出し": "function call", "推論": "reasoning",
+    "思考プロセス": "thinking reasoning", "表示されない": "not shown", "空の応答": "empty response",
+    "ロードに失敗": "failed to load", "読み込みに失敗": "failed to load", "起動しない": "failed to start",
+    "接続できない": "connection error",
+    # Korean
+    "메모리 부족": "out of memory", "메모리가 부족": "out of memory", "도구 호출": "tool call",
+    "함수 호출": "function call", "추론": "reasoning", "무한 반복": "endless loop", "반복 출력": "repeating output",
+    "빈 응답": "empty response", "시간 초과": "timed out", "로드 실패": "failed to load", "크래시": "crash",
+    "글자 깨짐": "garbage gibberish output", "연결 실패": "connection error",
 }
 _GLOSSARY_RE = _Lazy("|".join(sorted(map(re.escape, GLOSSARY), key=len, reverse=True)), re.I)
 
