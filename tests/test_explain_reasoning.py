@@ -319,3 +319,31 @@ def test_dropped_tokens_are_garbage_and_command_line_arguments_no_tool_call():
     ex = explain_text(LLAMACPP_DROPPED, allow_download=False)
     assert ex.triage[0].cls.id == "garbage-output"
     assert "tool-calls" not in [h.cls.id for h in ex.triage]
+
+
+# https://github.com/snowflakedb/ArcticInference/issues/190: "#L78" is a line of the linked file
+ARCTIC_LINK = """Error using Speculator with vllm=0.10.0 for gpt-oss
+However, using release-gpt-oss branch with vllm==0.10.0 is giving error in this line https://github.com/snowflakedb/ArcticInference/blob/4ffc1e318ff9de5fe945aabe08ae274a48156efb/arctic_inference/vllm/config.py#L78
+"""
+
+
+@pytest.mark.parametrize("text, gpu, vendor", [
+    (ARCTIC_LINK, None, None),
+    ("Getting openai/gpt-oss-20b to work on 2 x B60 Cards", "B60", "intel"),
+    ("gpt-oss-120b on a DGX Spark GB10", "DGX Spark", "nvidia"),
+    ("gpt-oss-120b on 8xH200 with vllm", "H200", "nvidia"),
+])
+def test_gpu_names_are_the_ones_that_exist(text, gpu, vendor):
+    hw = explain_text(text, allow_download=False).facets.hardware
+    assert (hw or {}).get("gpu") == gpu and (hw or {}).get("vendor") == vendor
+
+
+# https://github.com/usestrix/strix/issues/1204
+GROQ_SCHEMA = """Groq models fail with "invalid JSON schema for tool view_agent_graph"
+Models tried: groq/openai/gpt-oss-120b, groq/openai/gpt-oss-20b
+The exact error: invalid JSON schema for tool view_agent_graph, tools[24].function.parameters: 'required' present but 'properties' is missing.
+"""
+
+
+def test_a_schema_the_provider_calls_invalid_is_a_refused_request():
+    assert first_class(GROQ_SCHEMA)[0] == "request-rejected"

@@ -118,7 +118,7 @@ PHASES = _table([
                    r"\bin the middle of\b"),
 ])
 FAILURES = _table([
-    ("crash", r"\bsegmentation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
+    ("crash", r"\bseg\w{0,5}ation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
               r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed|ing)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
               r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
     ("oom", r"\bout of mem\w*|\bOOM(?:s|ed|ing)?\b|\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
@@ -135,6 +135,7 @@ FAILURES = _table([
     # the server refused a parameter, field or value of the request (what it names is the object, not a symptom)
     # ("invalid argument" is also a CUDA error, "unrecognized arguments" a command line's: argument is not enough)
     ("rejected", r"\b(?:unsupported|unknown|unrecogni[sz]ed|unexpected|invalid) (?:param(?:eter)?|field|property)s?\b|"
+                 r"\binvalid (?:JSON )?schema\b|"
                  r"\bdoes not support (?:the )?(?:param(?:eter)?s?|propert(?:y|ies)|fields?|arguments?)\b|"
                  r"\b(?:param(?:eter)?|property|field|argument)s? [`'\"]?[\w.\[\]-]+[`'\"]? (?:is|are) (?:unsupported|"
                  r"not supported|not allowed|not permitted|invalid)\b|\bExtra inputs are not permitted\b|"
@@ -146,7 +147,7 @@ FAILURES = _table([
              r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
     # output no healthy model writes, in the user's words (the artifact recogniser sees it in the output itself)
-    ("garbage", r"\bgibberish\b|\bgarbled\b|\bnonsens\w*|\bword salad\b|\bincoherent\b|"
+    ("garbage", r"\bgibb?e?r*i?sh\b|\bgarbled\b|\bnonsens\w*|\bword salad\b|\bincoherent\b|"
                 r"\brandom (?:chars|characters|tokens|symbols|letters|words)\b|"
                 r"\b(?:irrelevant|strange|weird|meaningless|bizarre|crazy|degenerate|unusable) (?:&\s*)?(?:\w+ )?"
                 r"(?:outputs?|responses?|answers?|replies)\b|"
@@ -177,8 +178,10 @@ HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
 
 # --- hardware ---------------------------------------------------------------------------------------------------
 GPU_RE = _Lazy(
-    r"\b(?:(?:NVIDIA |GeForce )?RTX ?(?:PRO )?\d{4}(?: ?Ti| ?Super)?(?: Blackwell)?|RTX ?A\d{4}|"
-    r"[HABL]\d{2,3}[SL]?(?: ?NVL| ?SXM| ?PCIe)?|GB\d{3}|B\d{3}|GH200|DGX Spark|Jetson \w+|Tesla \w+|"
+    r"(?:\b|(?<=\dx))(?:(?:NVIDIA |GeForce )?RTX ?(?:PRO )?\d{4}(?: ?Ti| ?Super)?(?: Blackwell)?|RTX ?A\d{4}|"
+    # (the data-centre names that exist: "#L78" is a line of a linked file, not a GPU)
+    r"(?<![#/])(?:H(?:100|200|20|800)|A(?:10G?|16|30|40|100|800)|B(?:100|200|300)|L(?:4|20|40S?))(?: ?NVL| ?SXM| ?PCIe)?|"
+    r"(?<![#/])(?:A[3-7][1-8]0|B[56]0|B5[78]0)|GB\d{2,3}|GH200|DGX Spark|Jetson \w+|Tesla \w+|"
     r"Radeon (?:RX |Pro )?\w+(?: XTX| XT)?|(?:Instinct )?MI\d{3}X?|Strix Halo|Ryzen AI Max\+? ?\d*|"
     r"Apple M\d(?: Pro| Max| Ultra)?|M\d (?:Pro|Max|Ultra)|Arc (?:A|B)\d{3}|Intel Arc)\b")
 ARCH_RE = _Lazy(r"\b(sm_?\d{2,3}a?|gfx\d{3,4}[a-z]?)\b|\bcompute capability:? ?(\d{1,2})\.(\d)\b", re.I)
@@ -346,10 +349,10 @@ def _hardware(head: str) -> dict | None:
     gpu_s = gpu.group(0) if gpu else None
     vname = vendor[0] if vendor else None
     if gpu_s and not vname:
-        # Intel's Arc A310-A770 and B570/B580 share the letter of NVIDIA's A100 and B200 (A10, A30, A100, A800, B100)
+        # Intel's Arc A310-A770, Pro B50/B60 and B570/B580 share the letter of NVIDIA's A100 and B200 (A10, A100, B200)
         vname = ("amd" if re.search(r"radeon|mi\d|strix|ryzen", gpu_s, re.I) else
                  "apple" if re.search(r"\bM\d", gpu_s) else
-                 "intel" if "Arc" in gpu_s or re.fullmatch(r"A[3-7][1-8]0|B5[78]0", gpu_s) else "nvidia")
+                 "intel" if "Arc" in gpu_s or re.fullmatch(r"A[3-7][1-8]0|B[56]0|B5[78]0", gpu_s) else "nvidia")
     if arch_s and not vname:
         vname = "amd" if arch_s.startswith("gfx") else "nvidia"
     if not (vname or gpu_s or arch_s):
