@@ -347,3 +347,21 @@ The exact error: invalid JSON schema for tool view_agent_graph, tools[24].functi
 
 def test_a_schema_the_provider_calls_invalid_is_a_refused_request():
     assert first_class(GROQ_SCHEMA)[0] == "request-rejected"
+
+
+# https://github.com/kaito-project/kaito/issues/1610
+KAITO_PRESET = """Unable to deploy GPT-OSS-120B model
+Error from server (BadRequest): error when creating "GPT-OSS-120B.yaml": admission webhook "validation.workspace.kaito.sh" denied the request: validation failed: invalid value: Unsupported inference preset name gpt-oss-120b: inference.presetName
+"""
+
+# https://github.com/sgomez/ollama-ai-provider/issues/48: the client library's own version, for every model
+AISDK_VERSION = ('UnsupportedModelVersionError [AI_UnsupportedModelVersionError]: Unsupported model version v1 for '
+                 'provider "ollama.chat" and model "gpt-oss:20b". AI SDK 5 only supports models that implement '
+                 'specification version "v2".')
+
+
+def test_a_component_that_lists_gpt_oss_as_unsupported_predates_it():
+    top = explain_text(KAITO_PRESET, allow_download=False).matches[0]
+    assert top.entry.id == "gptoss-runtime-predates-gpt-oss-support" and top.confidence in ("high", "medium")
+    other = explain_text(AISDK_VERSION, allow_download=False).matches
+    assert not any(m.entry.id == "gptoss-runtime-predates-gpt-oss-support" and m.confidence != "low" for m in other)
