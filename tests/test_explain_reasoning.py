@@ -365,3 +365,14 @@ def test_a_component_that_lists_gpt_oss_as_unsupported_predates_it():
     assert top.entry.id == "gptoss-runtime-predates-gpt-oss-support" and top.confidence in ("high", "medium")
     other = explain_text(AISDK_VERSION, allow_download=False).matches
     assert not any(m.entry.id == "gptoss-runtime-predates-gpt-oss-support" and m.confidence != "low" for m in other)
+
+
+# https://github.com/vllm-project/vllm/issues/24062
+TURING_SINKS = """20-series GPUs do not support the `sinks` parameter; attempting to access it directly raises an error. Could you fix this
+PS C:\\Users\\y> docker run --runtime nvidia --gpus all -p 8000:8000 --ipc=host vllm/vllm-openai:latest --model unsloth/gpt-oss-20b-unsloth-bnb-4bit
+"""
+
+
+def test_a_gpu_that_does_not_support_the_sinks_is_the_sinks_entry():
+    top = explain_text(TURING_SINKS, allow_download=False).matches[0]
+    assert top.entry.id == "gptoss-attention-sinks-backend-unsupported" and top.confidence in ("high", "medium")
