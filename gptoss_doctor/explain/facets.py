@@ -126,7 +126,7 @@ FAILURES = _table([
             r"\bhipErrorOutOfMemory\b|\bmemory required\b"),
     ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
               r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
-              r"\bcontent is (?:empty|null|None)\b|"
+              r"\bcontent is (?:empty|null|None)\b|\bnull content\b|\bcontent (?:was|came back|comes back) (?:empty|null|None)\b|"
               r"\bno (?:\w+ )?(?:chunks|tokens|output|text|response|content) (?:was |were )?(?:returned|generated|produced)\b"),
     ("loop", r"\brepeat(?:s|ing|ed)?\b|\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
              r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b|"
