@@ -376,3 +376,20 @@ PS C:\\Users\\y> docker run --runtime nvidia --gpus all -p 8000:8000 --ipc=host 
 def test_a_gpu_that_does_not_support_the_sinks_is_the_sinks_entry():
     top = explain_text(TURING_SINKS, allow_download=False).matches[0]
     assert top.entry.id == "gptoss-attention-sinks-backend-unsupported" and top.confidence in ("high", "medium")
+
+
+# https://blog.peddals.com/2025/09 (a Japanese report: kanji, hiragana, katakana and Latin in one sentence)
+JAPANESE_REPORT = """gpt-oss の Reasoning レベル変更を MLX-LM でもできるようにする魔改造
+gpt-oss が出てからというもの、MLX-LM サーバの改造を続けていますが、今回は Dify や Open WebUI で Reasoning レベル (High、Middle、Low) の指定ができるようにしました。だってシステムプロンプトに入れようが Open WebUI のカスタムパラメータとして指定しようが全然反映されなかったので。
+"""
+
+
+def test_japanese_is_one_writing_system_not_garbage():
+    # check's probes read a model's answer with the same function: an answer in Japanese is language
+    from gptoss_doctor.explain.artifacts import garbled
+
+    assert garbled(JAPANESE_REPORT) is None
+    ex = explain_text(JAPANESE_REPORT, allow_download=False)
+    assert "garbage" not in ex.facets.failure and all(a.kind != "garbage-output" for a in ex.artifacts)
+    # random weights still write many systems at once
+    assert garbled("nahi Event vendedorម្� hammock Привет مرحبا नमस्ते")

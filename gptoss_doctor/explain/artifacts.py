@@ -171,6 +171,12 @@ def doubled_fragments(text: str) -> list[str]:
     return seen
 
 
+# one writing of one language: Japanese is written in kanji, hiragana and katakana at once (and full-width Latin
+# letters sit among them), so a Japanese sentence is one system, not four
+CJK_SCRIPTS = {name: "CJK" for name in ("CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HALFWIDTH", "FULLWIDTH",
+                                        "IDEOGRAPHIC")}
+
+
 def garbled(text: str, *, runs: int = 2) -> str | None:
     """Why ``text`` is not language a healthy model writes (random or broken weights, a bad quantisation or
     kernel), else None: words run into themselves ("ultimaultimaultima"), or many writing systems mixed."""
@@ -186,9 +192,10 @@ def garbled(text: str, *, runs: int = 2) -> str | None:
     for ch in t:
         if ch.isalpha():
             try:
-                scripts.add(unicodedata.name(ch).split(" ")[0])
+                name = unicodedata.name(ch).split(" ")[0]
             except ValueError:
                 continue
+            scripts.add(CJK_SCRIPTS.get(name, name))
     scripts -= {"LATIN"}
     if len(scripts) >= 3:
         return f"it mixes {len(scripts) + 1} writing systems"
