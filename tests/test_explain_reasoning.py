@@ -331,6 +331,7 @@ However, using release-gpt-oss branch with vllm==0.10.0 is giving error in this 
     (ARCTIC_LINK, None, None),
     ("Getting openai/gpt-oss-20b to work on 2 x B60 Cards", "B60", "intel"),
     ("gpt-oss-120b on a DGX Spark GB10", "DGX Spark", "nvidia"),
+    ("vllm serve openai/gpt-oss-120b on the GB10 fails", "GB10", "nvidia"),
     ("gpt-oss-120b on 8xH200 with vllm", "H200", "nvidia"),
 ])
 def test_gpu_names_are_the_ones_that_exist(text, gpu, vendor):

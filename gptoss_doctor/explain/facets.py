@@ -177,11 +177,13 @@ HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
 ]]
 
 # --- hardware ---------------------------------------------------------------------------------------------------
+# Intel's Arc A310-A770, Pro B50/B60 and B570/B580, named without "Arc": they share the letter of NVIDIA's A100 and B200
+INTEL_BARE_GPU = r"A[3-7][1-8]0|B[56]0|B5[78]0"
 GPU_RE = _Lazy(
     r"(?:\b|(?<=\dx))(?:(?:NVIDIA |GeForce )?RTX ?(?:PRO )?\d{4}(?: ?Ti| ?Super)?(?: Blackwell)?|RTX ?A\d{4}|"
     # (the data-centre names that exist: "#L78" is a line of a linked file, not a GPU)
     r"(?<![#/])(?:H(?:100|200|20|800)|A(?:10G?|16|30|40|100|800)|B(?:100|200|300)|L(?:4|20|40S?))(?: ?NVL| ?SXM| ?PCIe)?|"
-    r"(?<![#/])(?:A[3-7][1-8]0|B[56]0|B5[78]0)|GB\d{2,3}|GH200|DGX Spark|Jetson \w+|Tesla \w+|"
+    rf"(?<![#/])(?:{INTEL_BARE_GPU})|" r"GB\d{2,3}|GH200|DGX Spark|Jetson \w+|Tesla \w+|"
     r"Radeon (?:RX |Pro )?\w+(?: XTX| XT)?|(?:Instinct )?MI\d{3}X?|Strix Halo|Ryzen AI Max\+? ?\d*|"
     r"Apple M\d(?: Pro| Max| Ultra)?|M\d (?:Pro|Max|Ultra)|Arc (?:A|B)\d{3}|Intel Arc)\b")
 ARCH_RE = _Lazy(r"\b(sm_?\d{2,3}a?|gfx\d{3,4}[a-z]?)\b|\bcompute capability:? ?(\d{1,2})\.(\d)\b", re.I)
@@ -349,10 +351,9 @@ def _hardware(head: str) -> dict | None:
     gpu_s = gpu.group(0) if gpu else None
     vname = vendor[0] if vendor else None
     if gpu_s and not vname:
-        # Intel's Arc A310-A770, Pro B50/B60 and B570/B580 share the letter of NVIDIA's A100 and B200 (A10, A100, B200)
         vname = ("amd" if re.search(r"radeon|mi\d|strix|ryzen", gpu_s, re.I) else
                  "apple" if re.search(r"\bM\d", gpu_s) else
-                 "intel" if "Arc" in gpu_s or re.fullmatch(r"A[3-7][1-8]0|B[56]0|B5[78]0", gpu_s) else "nvidia")
+                 "intel" if "Arc" in gpu_s or re.fullmatch(INTEL_BARE_GPU, gpu_s) else "nvidia")
     if arch_s and not vname:
         vname = "amd" if arch_s.startswith("gfx") else "nvidia"
     if not (vname or gpu_s or arch_s):

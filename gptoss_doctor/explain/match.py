@@ -473,7 +473,8 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
         not other_model and bool(WEAK_GPTOSS_RE.search(head)))
     haystack = _norm(body)
     return _Query(
-        messages=messages, haystack=haystack, squeezed=haystack.replace(" ", ""), shaped=shape(body), tokens=set(parsed.token_ids), engines=engines,
+        messages=messages, haystack=haystack, squeezed=haystack.replace(" ", ""), shaped=shape(body),
+        tokens=set(parsed.token_ids), engines=engines,
         findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
         gptoss=gptoss, other_model=other_model, prose=not structured and _is_prose(lex_text), structured=bool(structured),
         vendor=facets.hardware["vendor"] if facets and facets.hardware else None,
