@@ -394,3 +394,167 @@ def test_japanese_is_one_writing_system_not_garbage():
     assert "garbage" not in ex.facets.failure and all(a.kind != "garbage-output" for a in ex.artifacts)
     # random weights still write many systems at once
     assert garbled("nahi Event vendedorម្� hammock Привет مرحبا नमस्ते")
+
+
+# https://github.com/tenstorrent/vllm/issues/375
+TT_METAL_ZERO_LENGTH = """[Bug]: gpt-oss-120b producing 0-length outputs
+In both Models CI and the tt-metal vLLM nightly the benchmark runs are not failing but are receiving 0 output tokens:
+"""
+
+
+# https://github.com/ggml-org/llama.cpp/issues/15105
+ALLOCATION_FAILURE = """Eval bug: Memory allocation failure if any layer is on my second GPU (AMD official drivers)
+"""
+
+
+# https://github.com/ollama/ollama/issues/14325
+RTX_ON_AN_AMD_HOST = """consistent SIGBUS when running gpt-oss:20b via Vulkan+Nouvau on RTX3090
+I wanted to test the perf when using Vulkan+Nouveau comparing to CUDA, so I ran llm_benchmark, which loads and prompts various models and measures the output. When `gpt-oss:20b` was loaded and prompt `Summarize the key differences between classical and operant conditioning in psychology` issued, the runner crashed due to SIGBUS. I retried 2 times and it happens consistently. It works ok via CUDA. Also when using Vulkan + Nouveau + gpt-oss:20b and issuing the same prompt manually, it works fine, so it must be a very specific chain of events that triggers the bug.
+OS: Debian-13
+kernel: `6.18.5+deb13-amd64`
+firmware-nvidia-graphics: `20251021-1~bpo13+1` (contains GSP 570.144)
+Host: TUXEDO InfinityBook Pro 14 - Gen10 - AMD (HX370 APU), 128GB RAM
+GPU: RTX 3090
+server cmd: `OLLAMA_VULKAN=1 GGML_VK_VISIBLE_DEVICES=0 ollama serve`
+llm_benchmark cmd: `llm_benchmark run`
+"""
+
+
+# https://github.com/ggml-org/llama.cpp/issues/15272
+GTX_1050TI_VULKAN = """Eval bug: GGGGGGGG... or garbled works
+### Name and Version
+
+load_backend: loaded RPC backend from /mnt/10a35c9a-e885-401a-b71a-38f856f9bf0a/ai/llama.cpp_ggerganov/build/bin/libggml-rpc.so
+ggml_vulkan: Found 1 Vulkan devices:
+ggml_vulkan: 0 = NVIDIA GeForce GTX 1050 Ti (NVIDIA) | uma: 0 | fp16: 0 | bf16: 0 | warp size: 32 | shared memory: 49152 | int dot: 1 | matrix cores: none
+load_backend: loaded Vulkan backend from /mnt/10a35c9a-e885-401a-b71a-38f856f9bf0a/ai/llama.cpp_ggerganov/build/bin/libggml-vulkan.so
+load_backend: loaded CPU backend from /mnt/10a35c9a-e885-401a-b71a-38f856f9bf0a/ai/llama.cpp_ggerganov/build/bin/libggml-cpu-haswell.so
+version: 6106 (5fd160bb)
+built with cc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0 for x86_64-linux-gnu
+
+### Operating systems
+
+Linux
+
+### GGML backends
+
+Vulkan
+
+main: loading model
+srv    load_model: loading model '../../../llm/gpt/gpt-oss-20b-F16/gpt-oss-20b-F16.gguf'
+llama_model_load_from_file_impl: using device Vulkan0 (NVIDIA GeForce GTX 1050 Ti) - 4096 MiB free
+llama_model_loader: - kv   0:                       general.architecture str              = gpt-oss
+"""
+
+
+# https://github.com/CherryHQ/cherry-studio/issues/9469
+NEWAPI_GATEWAY = """[错误]：newapi代理的英伟达gptoss模型无法正常输出
+如果直接切换英伟达渠道是正常的，newapi渠道1.5.7版本之前是正常的
+重新测了一遍好像英伟达那边只有gpt-oss模型有这个问题，其他都正常的。可能是英伟达的问题吧
+"""
+
+
+# https://github.com/lreuss07/secintel-ai/issues/1
+N_KEEP_400 = """Errors about truncate prompt when using OpenAI gpt-oss-20B model
+```
+2026-02-08 19:34:27,006 - trackers.microsoft_products.summarizer - ERROR - Error generating security product summary: Error code: 400 - {'error': 'Cannot truncate prompt with n_keep (14169) >= n_ctx (4096)'}
+```
+"""
+
+
+# https://github.com/cloudflare/workerd/issues/5080
+TYPESCRIPT_TYPES = """Types missing for new AI models `gpt-oss-120b`, `gpt-oss-20b`
+This model is missing from the input types:
+await env.AI.run('@cf/openai/gpt-oss-120b', {
+	instructions: 'some prompt'
+	input: 'some input',
+	max_tokens: 10240,
+})
+`Argument of type '"@cf/openai/gpt-oss-120b"' is not assignable to parameter of type 'keyof AiModels'.ts(2345)`
+And I've not found any output type that matches the output correctly either. It's very different from `AiTextGenerationOutput`. This isn't helped when https://developers.cloudflare.com/workers-ai/models/gpt-oss-120b/ doesn't document this type either.
+It seems like an update here landed as per https://github.com/cloudflare/workerd/pull/5111, but as per my comment at https://github.com/cloudflare/workerd/pull/5111#issuecomment-3304247714, the output types for these models are not quite accurate and now throw errors like this:
+const response = await context.env.AI.run('@cf/openai/gpt-oss-120b', {
+	instructions: 'some prompt',
+	input: 'some input',
+	max_tokens: 10240,
+});
+
+const results = response?.output?.find?.(item => item.type === 'message');
+Property 'output' does not exist on type 'Ai_Cf_Openai_Gpt_Oss_120B_Output'.
+  Property 'output' does not exist on type '{}'.
+"""
+
+
+# https://github.com/NousResearch/hermes-agent/issues/59345
+STRAY_TEXT = """Stray text appears when using openai/gpt-oss:20b
+When running Hermes Agent with the model **openai/gpt-oss:20b**, random fragments of text occasionally appear in the output that do not belong to the prompt or response. Typical examples include strings such as `commentre?the?…?` or other seemingly unrelated characters.
+This issue does **not** occur when using other models (e.g., anthropic/claude), indicating a model‑specific decoding or tokenization problem.
+1. Start the agent with `model=openai/gpt-oss:20b`.
+2. Send a normal prompt.
+3. Observe that the response contains stray text fragments like `commentre?the?…?`.
+"""
+
+
+# https://github.com/spark-arena/sparkrun/issues/280
+MISSING_PACKAGE_FILE = """RuntimeError: Engine core initialization failed when running sparkrun run @eugr/openai-gpt-oss-120b
+During initialization:
+(EngineCore_DP0 pid=481) Process EngineCore_DP0:
+(EngineCore_DP0 pid=481) Traceback (most recent call last):
+(EngineCore_DP0 pid=481)   File "/usr/lib/python3.12/pathlib.py", line 1313, in mkdir
+(EngineCore_DP0 pid=481)     os.mkdir(self, mode)
+(EngineCore_DP0 pid=481) FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/lib/python3.12/dist-packages/flashinfer/data/csrc/nv_internal/tensorrt_llm/cutlass_instantiations/120_mxfp4min'
+To Reproduce
+sparkrun run @eugr/openai-gpt-oss-120b --port 9000 --served-model-name gpt-oss
+Running locally on dgx spark
+Even with identical recipe, spark-vllm-docker run-recipe.sh can make it start successfully.
+./run-recipe.sh recipes/openai-gpt-oss-120b.yaml
+sparkrun, version 0.3.6
+built from source vllm-node-mxfp4
+"""
+
+
+def test_tenstorrent_tt_metal_is_no_apple_metal_and_zero_length_output_is_empty():
+    ex = explain_text(TT_METAL_ZERO_LENGTH, allow_download=False)
+    assert not ex.facets.hardware or ex.facets.hardware.get("vendor") != "apple"
+    assert "empty" in ex.facets.failure
+    assert ex.triage[0].cls.id == "empty-or-reasoning-only"
+
+
+def test_the_allocators_own_words_are_out_of_memory():
+    assert "oom" in explain_text(ALLOCATION_FAILURE, allow_download=False).facets.failure
+
+
+def test_a_named_gpu_decides_the_vendor_over_the_hosts_amd_cpu():
+    hw = explain_text(RTX_ON_AN_AMD_HOST, allow_download=False).facets.hardware
+    assert hw["gpu"] == "RTX3090" and hw["vendor"] == "nvidia"
+
+
+def test_a_gtx_card_is_a_gpu():
+    hw = explain_text(GTX_1050TI_VULKAN, allow_download=False).facets.hardware
+    assert hw["gpu"] == "GeForce GTX 1050 Ti" and hw["vendor"] == "nvidia"
+
+
+def test_a_new_api_gateway_is_a_proxy_and_its_chinese_words_are_read():
+    ex = explain_text(NEWAPI_GATEWAY, allow_download=False)
+    assert ex.facets.proxy["name"] == "new-api"
+    assert "proxy-wrapped" in [h.cls.id for h in ex.triage]
+
+
+def test_a_400_that_says_the_prompt_does_not_fit_is_the_context_class():
+    ex = explain_text(N_KEEP_400, allow_download=False)
+    assert ex.facets.http_status == 400
+    assert ex.triage[0].cls.id == "context-length" and ex.triage[0].basis == "shown"
+
+
+def test_typescript_type_errors_are_a_build_matter():
+    ex = explain_text(TYPESCRIPT_TYPES, allow_download=False)
+    assert ex.triage[0].cls.id == "install-build"
+
+
+def test_stray_text_in_the_answer_is_a_leak():
+    assert explain_text(STRAY_TEXT, allow_download=False).triage[0].cls.id == "harmony-leak"
+
+
+def test_a_file_missing_inside_an_installed_package_is_an_install_matter():
+    ids = [h.cls.id for h in explain_text(MISSING_PACKAGE_FILE, allow_download=False).triage]
+    assert "install-build" in ids

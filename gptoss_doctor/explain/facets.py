@@ -57,6 +57,10 @@ PROXIES: list[tuple[str, _Lazy]] = _table([
     ("litellm", r"\blitellm\b"),
     ("openrouter", r"\bopenrouter\b"),
     ("portkey", r"\bportkey\b"),
+    # the OpenAI-compatible gateways many Chinese deployments put in front of providers (QuantumNous/new-api,
+    # songquanpeng/one-api); "oneapi" without the hyphen is Intel's oneAPI
+    ("new-api", r"\bnew-?api\b"),
+    ("one-api", r"\bone-api\b"),
 ])
 PROXY_SEEN = _Lazy(r"\bmodel group\b|\bModel Group\b|\blitellm[_ -]proxy\b|\bproxy_server\b|:4000\b|\bLiteLLM Proxy\b",
                    re.I)
@@ -123,11 +127,15 @@ FAILURES = _table([
               r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
     ("oom", r"\bout of mem\w*|\bOOM(?:s|ed|ing)?\b|\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
             r"\binsufficient memory\b|\bfailed to allocate\b|\bKV cache\b.*\b(?:too small|larger than|not enough)\b|"
-            r"\bhipErrorOutOfMemory\b|\bmemory required\b"),
+            r"\bhipErrorOutOfMemory\b|\bmemory required\b|\bErrorOutOfDeviceMemory\b|"
+            # the allocator's own words (llama.cpp, Vulkan, ROCm): "Memory allocation failure", "unable to allocate"
+            r"\bmemory allocation (?:failure|failed|error)\b|\b(?:unable|cannot|could not|can't) allocate\b"),
     ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
               r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
               r"\bcontent is (?:empty|null|None)\b|\bnull content\b|\bcontent (?:was|came back|comes back) (?:empty|null|None)\b|"
-              r"\bno (?:\w+ )?(?:chunks|tokens|output|text|response|content) (?:was |were )?(?:returned|generated|produced)\b"),
+              r"\bno (?:\w+ )?(?:chunks|tokens|output|text|response|content) (?:was |were )?(?:returned|generated|produced)\b|"
+              r"\b(?:0|zero)[- ]length (?:outputs?|responses?|completions?|answers?)\b|"
+              r"\b(?:0|zero) (?:output|completion|generated) tokens\b"),
     ("loop", r"\brepeat(?:s|ing|ed)?\b|\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
              r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b|"
              r"\b(?:thinking|reasoning|generation|output|response) loops?\b|\bloops? (?:in|during) (?:the )?"
@@ -181,6 +189,7 @@ HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
 INTEL_BARE_GPU = r"A[3-7][1-8]0|B[56]0|B5[78]0"
 GPU_RE = _Lazy(
     r"(?:\b|(?<=\dx))(?:(?:NVIDIA |GeForce )?RTX ?(?:PRO )?\d{4}(?: ?Ti| ?Super)?(?: Blackwell)?|RTX ?A\d{4}|"
+    r"(?:NVIDIA |GeForce )?GTX ?\d{3,4}(?: ?Ti)?|"
     # (the data-centre names that exist: "#L78" is a line of a linked file, not a GPU)
     r"(?<![#/])(?:H(?:100|200|20|800)|A(?:10G?|16|30|40|100|800)|B(?:100|200|300)|L(?:4|20|40S?))(?: ?NVL| ?SXM| ?PCIe)?|"
     rf"(?<![#/])(?:{INTEL_BARE_GPU})|" r"GB\d{2,3}|GH200|DGX Spark|Jetson \w+|Tesla \w+|"
@@ -191,7 +200,7 @@ MEMORY_RE = _Lazy(r"\b(\d{1,4}) ?(?:GB|GiB|G)\b(?: (?:of )?(?:VRAM|GPU memory|un
 VENDORS = _table([
     ("amd", r"\brocm\b|\bhip(?:Error\w*|BLAS)?\b|\bgfx\d{3,4}|\bradeon\b|\bMI\d{3}X?\b|\bstrix halo\b|\bryzen ai\b|"
             r"\bamdgpu\b|\bAMD\b"),
-    ("apple", r"\bmetal\b|\bapple silicon\b|\bmps\b|\bmlx\b|\bmacos\b|\bmac ?(?:book|studio|mini)\b|\bApple M\d\b|"
+    ("apple", r"(?<!tt-)\bmetal\b|\bapple silicon\b|\bmps\b|\bmlx\b|\bmacos\b|\bmac ?(?:book|studio|mini)\b|\bApple M\d\b|"
               r"\bM[1-5] (?:Pro|Max|Ultra)\b"),
     ("intel", r"\bxpu\b|\bsycl\b|\bipex\b|\bintel arc\b|\bArc [AB]\d{3}\b|\boneapi\b|\bLevel[- ]Zero\b"),
     ("nvidia", r"\bcuda\b|\bnvidia\b|\bRTX\b|\bGeForce\b|\bsm_?\d{2,3}\b|\bcompute capability\b|\bnvcc\b|\bcublas\b|"
@@ -350,10 +359,14 @@ def _hardware(head: str) -> dict | None:
             else f"sm_{arch.group(2)}{arch.group(3)}"
     gpu_s = gpu.group(0) if gpu else None
     vname = vendor[0] if vendor else None
-    if gpu_s and not vname:
-        vname = ("amd" if re.search(r"radeon|mi\d|strix|ryzen", gpu_s, re.I) else
-                 "apple" if re.search(r"\bM\d", gpu_s) else
-                 "intel" if "Arc" in gpu_s or re.fullmatch(INTEL_BARE_GPU, gpu_s) else "nvidia")
+    if gpu_s:
+        by_name = ("amd" if re.search(r"radeon|mi\d|strix|ryzen", gpu_s, re.I) else
+                   "apple" if re.search(r"\bM\d", gpu_s) else
+                   "intel" if "Arc" in gpu_s or re.fullmatch(INTEL_BARE_GPU, gpu_s) else "nvidia")
+        # the GPU's own vendor, unless the text names the vendor by its GPU stack (ROCm, CUDA, SYCL…): "AMD" or
+        # "Ryzen" alone is as often the host's CPU ("AMD (HX370 APU)" in a report about an RTX 3090)
+        if not vname or (vname != by_name and re.fullmatch(r"amd|ryzen ai", vendor[1], re.I)):
+            vname = by_name
     if arch_s and not vname:
         vname = "amd" if arch_s.startswith("gfx") else "nvidia"
     if not (vname or gpu_s or arch_s):

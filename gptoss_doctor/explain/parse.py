@@ -596,6 +596,8 @@ GLOSSARY = {
     "胡言乱语": "gibberish output", "答非所问": "irrelevant answers", "段错误": "segmentation fault",
     "无响应": "stops responding hang", "没有响应": "stops responding hang", "启动失败": "failed to start",
     "无法启动": "failed to start", "结构化输出": "structured output", "显存": "vram gpu memory",
+    # a gateway in front of the providers (new-api and one-api call each upstream provider a 渠道, "channel")
+    "代理": "proxy", "渠道": "upstream provider", "无法正常输出": "no output returned", "没有输出": "no output returned",
     # Traditional Chinese
     "顯存不足": "out of memory", "記憶體不足": "out of memory", "亂碼": "garbage gibberish output",
     "崩潰": "crash", "閃退": "crash", "工具調用": "tool call", "超時": "timed out", "載入失敗": "failed to load",

@@ -33,8 +33,8 @@ FAILURE_LINE = re.compile(
     r"not work|doesn't|does not|don't|won't|isn't|aren't|wasn't|never|no longer|stopped|wrong|broken|empty|missing|"
     r"invalid|unsupported|not supported|unknown|unexpected|unrecogni[sz]ed|exceed|refus|denied|forbidden|"
     r"unauthori[sz]ed|timed? ?out|stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|"
-    r"however|only|problem|issue|bug|\b[45]\d\d\b", re.I)
-KERNEL_WORDS = re.compile(r"\b(?:cuda\w*|rocm|hip\w*|gpus?|kernels?|metal|vulkan|sycl|npu|sm_?\d{2,3}|gfx\d+|illegal|driver|"
+    r"however|only|problem|issue|bug|stray|\b[45]\d\d\b", re.I)
+KERNEL_WORDS = re.compile(r"\b(?:cuda\w*|rocm|hip\w*|gpus?|kernels?|(?<!tt-)metal|vulkan|sycl|npu|sm_?\d{2,3}|gfx\d+|illegal|driver|"
                           r"segfault|segmentation|sigsegv|sigbus|core dumped|ggml_assert|nvidia|amd|radeon|blackwell|"
                           r"hopper|ampere|vram|attention backend|apple silicon|mps|m[1-5](?: pro| max| ultra)?)\b|"
                           r"flash[_ ]?attn|flash[_ ]?attention", re.I)
@@ -47,6 +47,12 @@ STARTUP_HANG = re.compile(
 # what went wrong, the status only that the request failed (not that the request was refused). Only a 4xx: a log's
 # "error loading model: vk::Queue::submit: ErrorDeviceLost" is the kernel's failure, seen while loading
 LOAD_MESSAGE = re.compile(r"\b(?:failed to load model|error loading model|model failed to load)\b", re.I)
+# a 4xx whose message says the prompt does not fit (a llama-server behind an app answered "Error code: 400 -
+# {'error': 'Cannot truncate prompt with n_keep (14169) >= n_ctx (4096)'}", lreuss07/secintel-ai#1): the message
+# says why, the status only that the request was refused
+CONTEXT_MESSAGE = re.compile(r"\bn_ctx\b|\bn_keep\b|\bcontext (?:length|size|window)\b|\bmaximum context\b|"
+                             r"\bcontext_length_exceeded\b|\btoo many tokens\b|\bprompt is too long\b|"
+                             r"\bexceeds? (?:the )?(?:available )?context\b", re.I)
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
@@ -209,15 +215,18 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     for c in kb.load_classes():
         score, why = _score(c, facets, text, kinds or set(), artifacts or set(), focus, folded)
         loaded = c.id == "load-failure" and facets.http_status in (400, 422) and bool(LOAD_MESSAGE.search(focus))
-        if loaded:
+        too_long = c.id == "context-length" and facets.http_status in (400, 413, 422) \
+            and bool(CONTEXT_MESSAGE.search(focus))
+        if loaded or too_long:
             score += WEIGHTS["kinds"]
-            why.append("the error message says the model failed to load")
+            why.append("the error message says the model failed to load" if loaded else
+                       "the error message says the prompt does not fit the context")
         own = score  # what the text itself shows of the class, before its neighbours' vote
         if votes and c.id in votes.weight:
             score += KNN_WEIGHT * votes.weight[c.id]
             why.append(_vote_why(votes, c.id))
         if score >= MIN_SCORE:
-            strong = loaded or bool((facets.http_status and facets.http_status not in WEAK_STATUS
+            strong = loaded or too_long or bool((facets.http_status and facets.http_status not in WEAK_STATUS
                                      and facets.http_status in c.select.get("http_status", []))
                                     or (kinds or set()) & set(c.select.get("kinds", []))
                                     or (artifacts or set()) & set(c.select.get("artifacts", [])))
