@@ -558,3 +558,27 @@ def test_stray_text_in_the_answer_is_a_leak():
 def test_a_file_missing_inside_an_installed_package_is_an_install_matter():
     ids = [h.cls.id for h in explain_text(MISSING_PACKAGE_FILE, allow_download=False).triage]
     assert "install-build" in ids
+
+
+# https://github.com/ollama/ollama/issues/12069: the VRAM and the KV cache are the set-up; the hang is the failure
+OLLAMA_HANG_24GB = """1h54m41s runnint time!
+I'm using RAGFlow to connect to a local Ollama gpt-oss:20b model on an NVIDIA 3090 with 24GB of VRAM. After running for a long time, the process suddenly hangs. I have to manually run ollama stop gpt-oss:20b before Ollama will start working normally again.
+When it hangs, there are no error logs. ollama ps shows that the model is still in memory and everything appears normal, but there's absolutely no output.
+8月 25 18:28:48 djjx ollama[1096449]: time=2025-08-25T18:28:48.944+08:00 level=WARN source=server.go:219 msg="kv cache type not supported by model" type=""
+"""
+
+# https://github.com/sgl-project/sglang/issues/19431: a feature the engine lacks for gpt-oss is no refused request
+NOT_DETERMINISTIC = """[Bug] Deterministic inference is not supported for GPT-OSS 120B
+I launched the GPT-OSS 120B model and tested the same prompts under different concurrency levels (BS=6 vs. BS=10). I observed that the outputs differ significantly when the batch size crosses the threshold of 8, even with the --enable-deterministic-inference argument enabled.
+"""
+
+
+def test_words_of_the_set_up_weigh_less_than_the_failure():
+    ex = explain_text(OLLAMA_HANG_24GB, allow_download=False)
+    assert ex.triage[0].cls.id == "looping-slow"
+    oom = next((h for h in ex.triage if h.cls.id == "oom"), None)
+    assert oom is None or any(w.startswith("the set-up named") for w in oom.why)
+
+
+def test_a_feature_the_engine_lacks_is_no_refused_request():
+    assert explain_text(NOT_DETERMINISTIC, allow_download=False).triage[0].cls.id == "kernel-hardware"

@@ -37,7 +37,7 @@ def test_no_pattern_that_matches_a_real_text_is_skipped():
     import bench_accuracy
 
     pats = [(p, re.I) for e in kb.load() for p in e.patterns]
-    pats += [(p, re.I) for c in kb.load_classes() for p in c.select.get("patterns", [])]
+    pats += [(p, re.I) for c in kb.load_classes() for key in kb.PATTERN_KEYS for p in c.select.get(key, [])]
     pats += _module_patterns()
     assert len(pats) > 600
     texts = [c.text for c in bench_accuracy.load_cases()] + [x for e in kb.load() for x in e.examples]
