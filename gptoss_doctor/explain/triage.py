@@ -67,9 +67,9 @@ COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm s
 # how a class was chosen, and how often such a first class fit the labels of problems no entry describes, on the
 # sets nobody had tuned on when it was measured (the night of 2026-11-28/29: the uncovered problems of the first
 # independent set and of independent-6, bench/bench_calibration.py --basis): shown by an HTTP status, a parsed error
-# kind or an artifact 5 of 9; said by the text's own words and facets (enough to select the class without its
-# neighbours) 33 of 45 (73%); chosen by the nearest known issues' vote, the text alone too weak to select it, 8 of 30
-# (27%) — a guess
+# kind or an artifact 5 of 9; said by the text's own words and facets of the failure (enough to select the class
+# without its neighbours and without the words of its set-up) 33 of 44 (75%); chosen by the nearest known issues' vote,
+# the text alone too weak to select it, 8 of 31 (26%) — a guess
 SHOWN, SAID, GUESS = "shown", "said", "guess"
 
 CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
@@ -118,10 +118,10 @@ def focus_of(text: str, errors: list[str] | None = None) -> str:
     return focus if focus.strip() else text
 
 
-def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
-           artifacts: set[str], focus: str | None = None, folded: str | None = None) -> tuple[float, list[str]]:
-    """The class's score for the text and why; ``folded``: ``literals.fold`` of the focus and the text (computed
-    here when not given)."""
+def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str], artifacts: set[str],
+           focus: str | None = None, folded: str | None = None) -> tuple[float, list[str], float]:
+    """The class's score for the text, why, and the part of the score its set-up words gave; ``folded``:
+    ``literals.fold`` of the focus and the text (computed here when not given)."""
     sel = c.select
     score, why = 0.0, []
     arts = artifacts & set(sel.get("artifacts", []))
@@ -189,7 +189,7 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str],
     if setup:
         score += SETUP_WEIGHT * len(setup)
         why.append("the set-up named: " + ", ".join(f'"{" ".join(m.group(0).split())[:40]}"' for m in setup))
-    return score, why
+    return score, why, SETUP_WEIGHT * len(setup)
 
 
 def _trackers(c: kb.TriageClass, facets: Facets) -> list[str]:
@@ -228,7 +228,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     folded = literals.fold(f"{focus}\n{text}")
     hits = []
     for c in kb.load_classes():
-        score, why = _score(c, facets, text, kinds or set(), artifacts or set(), focus, folded)
+        score, why, setup = _score(c, facets, text, kinds or set(), artifacts or set(), focus, folded)
         loaded = c.id == "load-failure" and facets.http_status in (400, 422) and bool(LOAD_MESSAGE.search(focus))
         too_long = c.id == "context-length" and facets.http_status in (400, 413, 422) \
             and bool(CONTEXT_MESSAGE.search(focus))
@@ -236,7 +236,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
             score += WEIGHTS["kinds"]
             why.append("the error message says the model failed to load" if loaded else
                        "the error message says the prompt does not fit the context")
-        own = score  # what the text itself shows of the class, before its neighbours' vote
+        own = score - setup  # what the text itself says of the failure (not its set-up), before the neighbours' vote
         if votes and c.id in votes.weight:
             score += KNN_WEIGHT * votes.weight[c.id]
             why.append(_vote_why(votes, c.id))
