@@ -184,7 +184,7 @@ def _score(c: kb.TriageClass, facets: Facets, text: str, kinds: set[str], artifa
     if hits:
         why.append("the text says: " + ", ".join(f'"{h}"' for h in dict.fromkeys(hits)))
     # words that say where the problem is (the GPU memory, a kernel library, a backend) but not what went wrong:
-    # they weigh as context wherever they are (a report names its VRAM and its attention backend whatever failed)
+    # they weigh SETUP_WEIGHT wherever they are (a report names its VRAM and its attention backend whatever failed)
     setup = [m for m in (rx.search(text) for rx in _patterns(c, folded, "setup")) if m][:PATTERN_CAP]
     if setup:
         score += SETUP_WEIGHT * len(setup)
