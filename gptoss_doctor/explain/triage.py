@@ -59,6 +59,10 @@ LOAD_MESSAGE = re.compile(r"\b(?:failed to load model|error loading model|model 
 CONTEXT_MESSAGE = re.compile(r"\bn_ctx\b|\bn_keep\b|\bcontext (?:length|size|window)\b|\bmaximum context\b|"
                              r"\bcontext_length_exceeded\b|\btoo many tokens\b|\bprompt is too long\b|"
                              r"\bexceeds? (?:the )?(?:available )?context\b", re.I)
+# class -> (the 4xx statuses, the message that says why, what it says): such a status with such a message shows the
+# class as an HTTP status shows its own
+STATUS_MESSAGES = {"load-failure": ((400, 422), LOAD_MESSAGE, "the model failed to load"),
+                   "context-length": ((400, 413, 422), CONTEXT_MESSAGE, "the prompt does not fit the context")}
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
@@ -229,22 +233,20 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     hits = []
     for c in kb.load_classes():
         score, why, setup = _score(c, facets, text, kinds or set(), artifacts or set(), focus, folded)
-        loaded = c.id == "load-failure" and facets.http_status in (400, 422) and bool(LOAD_MESSAGE.search(focus))
-        too_long = c.id == "context-length" and facets.http_status in (400, 413, 422) \
-            and bool(CONTEXT_MESSAGE.search(focus))
-        if loaded or too_long:
+        statuses, message, says = STATUS_MESSAGES.get(c.id, ((), None, ""))
+        by_message = facets.http_status in statuses and bool(message.search(focus))
+        if by_message:
             score += WEIGHTS["kinds"]
-            why.append("the error message says the model failed to load" if loaded else
-                       "the error message says the prompt does not fit the context")
+            why.append("the error message says " + says)
         own = score - setup  # what the text itself says of the failure (not its set-up), before the neighbours' vote
         if votes and c.id in votes.weight:
             score += KNN_WEIGHT * votes.weight[c.id]
             why.append(_vote_why(votes, c.id))
         if score >= MIN_SCORE:
-            strong = loaded or too_long or bool((facets.http_status and facets.http_status not in WEAK_STATUS
-                                     and facets.http_status in c.select.get("http_status", []))
-                                    or (kinds or set()) & set(c.select.get("kinds", []))
-                                    or (artifacts or set()) & set(c.select.get("artifacts", [])))
+            strong = by_message or bool((facets.http_status and facets.http_status not in WEAK_STATUS
+                                         and facets.http_status in c.select.get("http_status", []))
+                                        or (kinds or set()) & set(c.select.get("kinds", []))
+                                        or (artifacts or set()) & set(c.select.get("artifacts", [])))
             hits.append(TriageHit(c, score, why, strong=strong,
                                   basis=SHOWN if strong else SAID if own >= MIN_SCORE else GUESS))
     _backend_down(hits, facets)
