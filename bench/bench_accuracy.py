@@ -18,7 +18,9 @@ bench/cases/independent-5-{a,b,c,d}.yaml (`set: 2026-11-28-5`), was collected th
 cited then, before the matcher was tuned on the sixth: row "independent-5" (tuned on since the night of
 2026-11-28/29; its heads give its scores before). An eighth, bench/cases/independent-6-{a…e}.yaml
 (`set: 2026-11-28-6`), was collected the same way by five sessions before the matcher was tuned on the seventh: row
-"independent-6", never tuned on. Report all of them.
+"independent-6" (tuned on since 2026-11-29; its heads give its scores before). A ninth,
+bench/cases/independent-7-{a…g}.yaml (`set: 2026-11-29-7`), was collected the same way by seven sessions before the
+matcher was tuned on the eighth: row "independent-7", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
@@ -48,7 +50,8 @@ INDEPENDENT_2_SET = "2026-11-25"  # the second independent set (issue 17): its o
 INDEPENDENT_3_SET = "2026-11-28"  # the third (issue 17, bench/cases/independent-3-*.yaml): its own split and row
 INDEPENDENT_4_SET = "2026-11-28-4"  # the fourth (bench/cases/independent-4-*.yaml)
 INDEPENDENT_5_SET = "2026-11-28-5"  # the fifth (bench/cases/independent-5-*.yaml): never tuned on
-INDEPENDENT_6_SET = "2026-11-28-6"  # the sixth (bench/cases/independent-6-*.yaml): never tuned on
+INDEPENDENT_6_SET = "2026-11-28-6"  # the sixth (bench/cases/independent-6-*.yaml): tuned on since 2026-11-29
+INDEPENDENT_7_SET = "2026-11-29-7"  # the seventh (bench/cases/independent-7-*.yaml): never tuned on
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
@@ -80,6 +83,8 @@ class Case:
             self.split = "independent-5"
         elif self.independent and self.set == INDEPENDENT_6_SET:
             self.split = "independent-6"
+        elif self.independent and self.set == INDEPENDENT_7_SET:
+            self.split = "independent-7"
         elif self.independent:
             self.split = "independent"
         else:
@@ -195,13 +200,15 @@ def summary(results: list[Result]) -> dict:
             "independent-4": block([r for r in results if r.case.split == "independent-4"]),
             "independent-5": block([r for r in results if r.case.split == "independent-5"]),
             "independent-6": block([r for r in results if r.case.split == "independent-6"]),
+            "independent-7": block([r for r in results if r.case.split == "independent-7"]),
             "tune": block([r for r in results if r.case.split == "tune"]),
             "all": block([r for r in results if r.case.split not in NOT_IN_ALL])}
 
 
 # the newer independent sets and the tune split are rows of their own, left out of "all" (the older rows keep their
 # meaning)
-NOT_IN_ALL = ("independent-2", "independent-3", "independent-4", "independent-5", "independent-6", "tune")
+NOT_IN_ALL = ("independent-2", "independent-3", "independent-4", "independent-5", "independent-6", "independent-7",
+              "tune")
 
 
 def _norm_url(url: str) -> str:
@@ -214,7 +221,7 @@ def _cited_urls() -> set[str]:
 
 
 ROWS = ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "independent-3", "independent-4",
-        "independent-5", "independent-6", "all")
+        "independent-5", "independent-6", "independent-7", "all")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -583,3 +583,59 @@ def test_words_of_the_set_up_weigh_less_than_the_failure():
 
 def test_a_feature_the_engine_lacks_is_no_refused_request():
     assert explain_text(NOT_DETERMINISTIC, allow_download=False).triage[0].cls.id == "kernel-hardware"
+
+
+# lines a healthy vLLM prints (recorded from vLLM 0.32.0 on a CPU and 0.26.0 on an H100: see tests/recorded/README.md
+# for the recordings; these lines are copied from their server logs unchanged): its metrics, a compile warning and its
+# normal shutdown
+HEALTHY_VLLM_LINES = """(APIServer pid=8225) INFO 11-25 13:40:39 [loggers.py:335] Engine 000: Avg prompt throughput: 53.2 tokens/s, Avg generation throughput: 91.2 tokens/s, Running: 0 reqs, Waiting: 0 reqs, CPU KV cache usage: 0.0%, Prefix cache hit rate: 49.0%
+(EngineCore pid=855) WARNING 11-23 00:13:15 [jit_monitor.py:135] Triton kernel JIT compilation during inference: fused_moe_kernel. This causes a latency spike; consider extending warmup to cover this shape/config.
+(APIServer pid=591) INFO:     127.0.0.1:58398 - "POST /v1/completions HTTP/1.1" 200 OK
+(EngineCore pid=8963) INFO 11-25 13:41:45 [core.py:1635] [shutdown] EngineCore: start mode=abort timeout=0s
+"""
+
+# https://github.com/ollama/ollama/issues/12447: Ollama's offload report names 'repeating layers' in every load
+OLLAMA_OFFLOAD_REPORT = """Embedding models don't seem to be working.
+Whenever I try to use embedding ,it seems to come back with an erorr:
+This is happening with gpt-oss-20b and a ton of other models I have tried (which I have used and had no problem until after the recent upgrade of ollama).
+time=2025-09-29T13:17:58.711-06:00 level=INFO source=ggml.go:487 msg="offloading 10 repeating layers to GPU"
+time=2025-09-29T13:17:58.711-06:00 level=INFO source=ggml.go:491 msg="offloading output layer to CPU"
+time=2025-09-29T13:17:58.711-06:00 level=INFO source=ggml.go:498 msg="offloaded 10/25 layers to GPU"
+"""
+
+# https://github.com/ollama/ollama/issues/12334: Windows' words for a connection reset (WSAECONNRESET), through Go
+WINDOWS_RESET = """Error An existing connection was forcibly closed by the remote host
+Getting this error when running gpt-oss 20b, it was working fine before the update but now getting this error after while running result stuck at the end and this error come .
+an error was encountered while running the model: read tcp 127.0.0.1:58428->127.0.0.1:58426: wsarecv: An existing connection was forcibly closed by the remote host
+"""
+
+# https://github.com/p-e-w/heretic/issues/8: the shell's 'Killed' after the loading bar is the kernel's OOM killer
+KILLED_WHILE_LOADING = """gpt-oss-120b "killed" before it loads
+Unfortunately it doesn't seem to work, the process gets killed when loading reaches 20%:
+GPU type: NVIDIA A100 80GB PCIe
+
+Loading model models/unsloth-gpt-oss-120b/...
+Loading checkpoint shards:  20%|███████▌                              | 3/15 [00:34<02:05, 10.50s/it]Killed
+"""
+
+
+def test_a_healthy_engines_routine_lines_name_no_failure():
+    ex = explain_text(HEALTHY_VLLM_LINES, allow_download=False)
+    assert not {"crash", "slow", "loop"} & set(ex.facets.failure)
+    assert "looping-slow" not in [h.cls.id for h in ex.triage]
+
+
+def test_ollamas_offload_report_is_no_loop():
+    ex = explain_text(OLLAMA_OFFLOAD_REPORT, allow_download=False)
+    assert "loop" not in ex.facets.failure
+    assert "looping-slow" not in [h.cls.id for h in ex.triage[:1]]
+
+
+def test_a_connection_the_remote_host_closed_is_unreachable():
+    assert explain_text(WINDOWS_RESET, allow_download=False).triage[0].cls.id == "unreachable"
+
+
+def test_killed_after_the_loading_bar_is_out_of_memory():
+    ex = explain_text(KILLED_WHILE_LOADING, allow_download=False)
+    assert "oom" in ex.facets.failure
+    assert ex.triage[0].cls.id == "oom"

@@ -121,6 +121,25 @@ PHASES = _table([
     ("mid-stream", r"\bmid-?stream\b|\bduring streaming\b|\bwhile streaming\b|\bstream (?:stops|cut|ends|broke)|"
                    r"\bin the middle of\b"),
 ])
+# what healthy engines print in every log, in words that name a failure kind without being one: Ollama's offload
+# report ("offloading 24 repeating layers to GPU", memory.weights.repeating="10.7 GiB"), vLLM's periodic metrics line
+# ("Avg prompt throughput: 43.7 tokens/s"), its normal shutdown ("[shutdown] EngineCore: start mode=abort timeout=0s"), its
+# compile warning ("This causes a latency spike") and an access log's timing field (latency=591.279083ms) — all seen in
+# real logs (vLLM 0.26.0 and 0.32.0 recorded here, Ollama's llm server log). They are blanked before the failure
+# kinds and the triage read a text: a pasted healthy log is no loop, slowness or crash
+ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)?repeating\b|"
+                r"\bAvg (?:prompt|generation) throughput: [\d.]+ tokens/s\b|"
+                r"\bmode=abort timeout=|\bThis causes a latency spike\b|"
+                r"\b(?:latency|duration|elapsed)=[\d.]+ ?(?:ns|µs|us|ms|s)\b", re.I)
+
+
+def without_routine(text: str) -> str:
+    """``text`` with the routine log words above blanked (the same length: offsets into it still hold)."""
+    if ROUTINE.search(text) is None:
+        return text
+    return ROUTINE.sub(lambda m: " " * len(m.group(0)), text)
+
+
 FAILURES = _table([
     ("crash", r"\bseg\w{0,5}ation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
               r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed|ing)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
@@ -129,7 +148,10 @@ FAILURES = _table([
             r"\binsufficient memory\b|\bfailed to allocate\b|\bKV cache\b.*\b(?:too small|larger than|not enough)\b|"
             r"\bhipErrorOutOfMemory\b|\bmemory required\b|\bErrorOutOfDeviceMemory\b|"
             # the allocator's own words (llama.cpp, Vulkan, ROCm): "Memory allocation failure", "unable to allocate"
-            r"\bmemory allocation (?:failure|failed|error)\b|\b(?:unable|cannot|could not|can't) allocate\b"),
+            r"\bmemory allocation (?:failure|failed|error)\b|\b(?:unable|cannot|could not|can't) allocate\b|"
+            # the kernel's OOM killer: the shell's "Killed" ending a line (a progress bar's last state), dmesg,
+            # Docker's exit code 137, Kubernetes
+            r"\bOOM[- _]?kill\w*|(?m:(?:^|[\]\s])(?-i:Killed)\s*$)|\bKilled process \d+|\bexit(?:ed with)? (?:code|status) 137\b"),
     ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
               r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
               r"\bcontent is (?:empty|null|None)\b|\bnull content\b|\bcontent (?:was|came back|comes back) (?:empty|null|None)\b|"
@@ -414,8 +436,9 @@ def extract(parsed: Parsed, text: str | None = None, *, garbage: bool = False,
     kinds = {e.kind for e in parsed.errors}
     if kinds & {"traceback", "exception", "openai-sdk", "proxy", "harmony", "vocab"}:
         failure.append("exception")
+    told = without_routine(head)
     for name, rx in FAILURES:
-        if rx.search(head):
+        if rx.search(told):
             failure.append(name)
     if garbage:
         failure.append("garbage")

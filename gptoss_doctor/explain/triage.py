@@ -14,7 +14,7 @@ from urllib.parse import quote_plus
 
 from gptoss_doctor import kb
 from gptoss_doctor.explain import literals
-from gptoss_doctor.explain.facets import FEATURES, Facets
+from gptoss_doctor.explain.facets import FEATURES, Facets, without_routine
 
 MAX_CLASSES = 3
 MIN_SCORE = 1.5  # a single pattern of a class is enough to list it
@@ -227,7 +227,8 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     """The classes the text shows, best first (at most ``limit``; none when nothing points at a class).
     ``errors``: the error messages parsed from it (they state the failure; the rest may be context); ``votes``:
     the classes its nearest known issues are (``neighbour_votes``), added to what the text shows itself."""
-    text = FRAME_LINE.sub("", text[:65536])  # "File "…", line 404, in f" is where, not what: no status, no words
+    # "File "…", line 404, in f" is where, not what: no status, no words; nor is a healthy log's routine line
+    text = without_routine(FRAME_LINE.sub("", text[:65536]))
     focus = focus_of(text, errors)
     folded = literals.fold(f"{focus}\n{text}")
     hits = []
