@@ -639,3 +639,24 @@ def test_killed_after_the_loading_bar_is_out_of_memory():
     ex = explain_text(KILLED_WHILE_LOADING, allow_download=False)
     assert "oom" in ex.facets.failure
     assert ex.triage[0].cls.id == "oom"
+
+
+# https://github.com/ollama/ollama/issues/11831: the user repeated a step; the output did not repeat
+USER_REPEATED_A_STEP = """Digest mismatch when pulling gpt-oss:20b
+When running:
+  ollama pull gpt-oss:20b
+I get:
+  Error: digest mismatch, file must be downloaded again:
+**Steps tried:**
+- Deleted all blobs (`rm -rf ~/.ollama/models/blobs/*`)
+- Removed the model (`ollama rm gpt-oss:20b`) and retried
+- Repeated multiple times
+"""
+
+
+def test_a_step_the_user_repeated_is_no_generation_loop():
+    ex = explain_text(USER_REPEATED_A_STEP, allow_download=False)
+    assert "loop" not in ex.facets.failure
+    assert "looping-slow" not in [h.cls.id for h in ex.triage]
+    # while output that repeats still is one
+    assert "loop" in explain_text("gpt-oss-20b keeps repeating the same sentence", allow_download=False).facets.failure
