@@ -660,3 +660,20 @@ def test_a_step_the_user_repeated_is_no_generation_loop():
     assert "looping-slow" not in [h.cls.id for h in ex.triage]
     # while output that repeats still is one
     assert "loop" in explain_text("gpt-oss-20b keeps repeating the same sentence", allow_download=False).facets.failure
+
+
+# https://github.com/mudler/LocalAI/issues/6238: a debug log line printing the rendered prompt is the model's input
+PROMPT_IN_A_DEBUG_LOG = """MLX Backend raises 401 client error when loading models
+Loading a model with MLX backend does not work. It refuses to load the model and instead throws a 401 client error:
+Internal error: failed to load model with internal loader: could not load model (no success): Error loading MLX model: 401 Client Error.
+9:02AM DBG Prompt (after templating): <|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.
+9:02AM DBG Stream request received
+9:02AM INF Success ip=10.20.111.103 latency=591.279083ms method=POST status=200 url=/v1/chat/completions
+"""
+
+
+def test_the_prompt_a_log_prints_is_no_leak():
+    ex = explain_text(PROMPT_IN_A_DEBUG_LOG, allow_download=False)
+    assert not [a for a in ex.artifacts if a.kind == "harmony-leak"]
+    assert "leak" not in ex.facets.failure and "slow" not in ex.facets.failure
+    assert "harmony-leak" not in [h.cls.id for h in ex.triage]

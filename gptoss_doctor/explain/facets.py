@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from gptoss_doctor import engines
-from gptoss_doctor.explain.parse import Parsed, _Lazy
+from gptoss_doctor.explain.parse import PROMPT_ECHO, Parsed, _Lazy
 
 MAX_READ = 65536  # how much of a text the facets read (the start of a log says the most about its set-up)
 
@@ -125,12 +125,13 @@ PHASES = _table([
 # report ("offloading 24 repeating layers to GPU", memory.weights.repeating="10.7 GiB"), vLLM's periodic metrics line
 # ("Avg prompt throughput: 43.7 tokens/s"), its normal shutdown ("[shutdown] EngineCore: start mode=abort timeout=0s"), its
 # compile warning ("This causes a latency spike") and an access log's timing field (latency=591.279083ms) — all seen in
-# real logs (vLLM 0.26.0 and 0.32.0 recorded here, Ollama's llm server log). They are blanked before the failure
-# kinds and the triage read a text: a pasted healthy log is no loop, slowness or crash
+# real logs (vLLM 0.26.0 and 0.32.0 recorded here, Ollama's llm server log) —, and a log line that prints the prompt
+# the server rendered (parse.PROMPT_ECHO: its Harmony is the model's input). They are blanked before the failure
+# kinds and the triage read a text: a pasted healthy log is no loop, slowness, crash or leak
 ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)?repeating\b|"
                 r"\bAvg (?:prompt|generation) throughput: [\d.]+ tokens/s\b|"
                 r"\bmode=abort timeout=|\bThis causes a latency spike\b|"
-                r"\b(?:latency|duration|elapsed)=[\d.]+ ?(?:ns|µs|us|ms|s)\b", re.I)
+                r"\b(?:latency|duration|elapsed)=[\d.]+ ?(?:ns|µs|us|ms|s)\b|" + PROMPT_ECHO, re.I)
 
 
 def without_routine(text: str) -> str:
