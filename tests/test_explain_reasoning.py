@@ -619,7 +619,18 @@ Loading checkpoint shards:  20%|███████▌                        
 """
 
 
+# lines a healthy llama-server prints at load and after each request (recorded from llama-server built from llama.cpp
+# b1-0c1e570, tests/recorded/README.md; copied unchanged): its context size, and a summary saying nothing was truncated
+HEALTHY_LLAMA_SERVER_LINES = """0.02.384.565 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 131072, kv_unified = 'true'
+0.02.390.919 I srv  llama_server: model loaded
+0.04.139.092 I slot print_timing: id  3 | task 0 |       total time =      56.78 ms /    79 tokens
+0.04.139.191 I slot      release: id  3 | task 0 | stop processing: n_tokens = 78, truncated = 0
+"""
+
+
 def test_a_healthy_engines_routine_lines_name_no_failure():
+    assert "context-length" not in [h.cls.id for h in explain_text(HEALTHY_LLAMA_SERVER_LINES,
+                                                                    allow_download=False).triage]
     ex = explain_text(HEALTHY_VLLM_LINES, allow_download=False)
     assert not {"crash", "slow", "loop"} & set(ex.facets.failure)
     assert "looping-slow" not in [h.cls.id for h in ex.triage]

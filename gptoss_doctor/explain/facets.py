@@ -123,14 +123,16 @@ PHASES = _table([
 ])
 # what healthy engines print in every log, in words that name a failure kind without being one: Ollama's offload
 # report ("offloading 24 repeating layers to GPU", memory.weights.repeating="10.7 GiB"), vLLM's periodic metrics line
-# ("Avg prompt throughput: 43.7 tokens/s"), its normal shutdown ("[shutdown] EngineCore: start mode=abort timeout=0s"), its
-# compile warning ("This causes a latency spike") and an access log's timing field (latency=591.279083ms) — all seen in
-# real logs (vLLM 0.26.0 and 0.32.0 recorded here, Ollama's llm server log) —, and a log line that prints the prompt
-# the server rendered (parse.PROMPT_ECHO: its Harmony is the model's input). They are blanked before the failure
-# kinds and the triage read a text: a pasted healthy log is no loop, slowness, crash or leak
+# ("Avg prompt throughput: 43.7 tokens/s"), its normal shutdown ("[shutdown] EngineCore: start mode=abort
+# timeout=0s"), its compile warning ("This causes a latency spike"), llama-server's context size at load and its
+# per-request summary ("n_ctx_slot = 131072", "stop processing: n_tokens = 78, truncated = 0") and an access log's
+# timing field (latency=591.279083ms) — all seen in real logs (vLLM 0.26.0 and 0.32.0 and llama-server recorded here,
+# Ollama's llm server log) —, and a log line that prints the prompt the server rendered (parse.PROMPT_ECHO: its Harmony
+# is the model's input). They are blanked before the failure kinds and the triage read a text: a pasted healthy log
+# is no loop, slowness, crash, leak or context overflow
 ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)?repeating\b|"
                 r"\bAvg (?:prompt|generation) throughput: [\d.]+ tokens/s\b|"
-                r"\bmode=abort timeout=|\bThis causes a latency spike\b|"
+                r"\bmode=abort timeout=|\bThis causes a latency spike\b|\bn_ctx\w* = \d+|\btruncated = 0\b|"
                 r"\b(?:latency|duration|elapsed)=[\d.]+ ?(?:ns|µs|us|ms|s)\b|" + PROMPT_ECHO, re.I)
 
 
