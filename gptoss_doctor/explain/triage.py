@@ -69,11 +69,11 @@ COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm s
                           r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
 
 # how a class was chosen, and how often such a first class fit the labels of problems no entry describes, on the
-# sets nobody had tuned on when it was measured (the night of 2026-11-28/29: the uncovered problems of the first
-# independent set and of independent-6, bench/bench_calibration.py --basis): shown by an HTTP status, a parsed error
-# kind or an artifact 5 of 9; said by the text's own words and facets of the failure (enough to select the class
-# without its neighbours and without the words of its set-up) 33 of 44 (75%); chosen by the nearest known issues' vote,
-# the text alone too weak to select it, 8 of 31 (26%) — a guess
+# sets nobody had tuned on when it was measured (2026-11-29: the uncovered problems of the first independent set and
+# of independent-7, bench/bench_calibration.py --basis): shown by an HTTP status, a parsed error kind or an artifact
+# 3 of 4; said by the text's own words and facets of the failure (enough to select the class without its neighbours
+# and without the words of its set-up) 34 of 46 (74%); chosen by the nearest known issues' vote, the text alone too
+# weak to select it, 9 of 28 (32%) — a guess
 SHOWN, SAID, GUESS = "shown", "said", "guess"
 
 CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
