@@ -163,7 +163,8 @@ FAILURES = _table([
               r"\b(?:0|zero) (?:output|completion|generated) tokens\b"),
     # (what repeats is the output: not a user who "repeated the query" or tried something "repeated multiple times")
     ("loop", r"(?<!\bI )(?<!\bwe )(?<!\bI've )(?<!\bwe've )\brepeat(?:s|ing|ed)?\b(?! (?:(?:it|this|that)\b|the (?:query|"
-             r"request|call|command|steps?|test|run|download|pull|process)\b|(?:multiple|several|many|a few|\d+) times\b))|\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
+             r"request|call|command|steps?|test|run|download|pull|process)\b|(?:multiple|several|many|a few|\d+) times\b))|"
+             r"\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
              r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b|"
              r"\b(?:thinking|reasoning|generation|output|response) loops?\b|\bloops? (?:in|during) (?:the )?"
              r"(?:thinking|reasoning|generation|output)\b|\bstuck in (?:a )?loops?\b"),
