@@ -154,7 +154,7 @@ FAILURES = _table([
             r"\bmemory allocation (?:failure|failed|error)\b|\b(?:unable|cannot|could not|can't) allocate\b|"
             # the kernel's OOM killer: the shell's "Killed" ending a line (a progress bar's last state), dmesg,
             # Docker's exit code 137, Kubernetes
-            r"\bOOM[- _]?kill\w*|(?m:(?:^|[\]\s])(?-i:Killed)\s*$)|\bKilled process \d+|\bexit(?:ed with)? (?:code|status) 137\b"),
+            r"\bOOM[- _]?kill\w*|(?m:(?:^|(?<=[\]\s]))(?-i:Killed)\s*$)|\bKilled process \d+|\bexit(?:ed with)? (?:code|status) 137\b"),
     ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
               r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
               r"\bcontent is (?:empty|null|None)\b|\bnull content\b|\bcontent (?:was|came back|comes back) (?:empty|null|None)\b|"
