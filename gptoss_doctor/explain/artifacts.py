@@ -279,12 +279,13 @@ def recognise(text: str, *, proxy_seen: bool = False) -> tuple[list[Artifact], l
         # a server log also prints its chat template and vocabulary set-up: those name Harmony tokens, not output
         text = "\n".join(line for line in text.splitlines() if not TOKEN_SETUP_RE.search(line))
     if "<|" in text:
-        from gptoss_doctor.explain.parse import HARMONY_PARSE_FAILURE_RE, PROMPT_ECHO_RE
+        from gptoss_doctor.explain.facets import without_routine
+        from gptoss_doctor.explain.parse import HARMONY_PARSE_FAILURE_RE
 
-        # a parser's error quoting the Harmony it could not read is a parse failure, not leaked output; a log line
-        # printing the rendered prompt is the model's input
-        text = "\n".join(line for line in text.splitlines()
-                          if not HARMONY_PARSE_FAILURE_RE.search(line) and not PROMPT_ECHO_RE.search(line))
+        # a parser's error quoting the Harmony it could not read is a parse failure, not leaked output; a routine log
+        # line (one printing the rendered prompt: the model's input) is none either
+        text = "\n".join(line for line in without_routine(text).splitlines()
+                          if not HARMONY_PARSE_FAILURE_RE.search(line))
     messages = parse_harmony(text) if "<|" in text else []
     if messages and not raw_generation(text):
         tools = [m.tool_name for m in messages if m.tool_name]

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from gptoss_doctor import engines
-from gptoss_doctor.explain.parse import PROMPT_ECHO, Parsed, _Lazy
+from gptoss_doctor.explain.parse import Parsed, _Lazy
 
 MAX_READ = 65536  # how much of a text the facets read (the start of a log says the most about its set-up)
 
@@ -127,9 +127,11 @@ PHASES = _table([
 # timeout=0s"), its compile warning ("This causes a latency spike"), llama-server's context size at load and its
 # per-request summary ("n_ctx_slot = 131072", "stop processing: n_tokens = 78, truncated = 0") and an access log's
 # timing field (latency=591.279083ms) — all seen in real logs (vLLM 0.26.0 and 0.32.0 and llama-server recorded here,
-# Ollama's llm server log) —, and a log line that prints the prompt the server rendered (parse.PROMPT_ECHO: its Harmony
-# is the model's input). They are blanked before the failure kinds and the triage read a text: a pasted healthy log
-# is no loop, slowness, crash, leak or context overflow
+# Ollama's llm server log) —, and a log line that prints the prompt the server rendered (LocalAI's "DBG Prompt (after
+# templating): <|start|>system…", vLLM's request log "prompt: '<|start|>system…'": its Harmony is the model's input,
+# no output). They are blanked before the failure kinds, the triage and the leak recogniser (artifacts.recognise) read
+# a text: a pasted healthy log is no loop, slowness, crash, leak or context overflow
+PROMPT_ECHO = r"\bprompt\b[^<\n]{0,40}[:=]\s*['\"]?\s*<\|start\|>[^\n]*"
 ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)?repeating\b|"
                 r"\bAvg (?:prompt|generation) throughput: [\d.]+ tokens/s\b|"
                 r"\bmode=abort timeout=|\bThis causes a latency spike\b|\bn_ctx\w* = \d+|\btruncated = 0\b|"

@@ -114,10 +114,6 @@ TOKEN_SETUP_RE = _Lazy(r"\bsetting token '<\|[^']*\|>' \(\d+\) attribute\b|\bspe
 HARMONY_PARSE_FAILURE_RE = _Lazy(r"(?:\bfail\w*|\berror\b|\bunable\b|\bcould ?n[o']t\b)[^\n]{0,40}\bpars(?:e|ing)\b|"
                                  r"\bexpect(?:ed|ing)\b[^\n]{0,80}\bbut (?:got|found|received|saw)\b|"
                                  r"\bexpect(?:ed|ing) (?:special |start )?token\b", re.I)
-# a log line that prints the prompt the server rendered (LocalAI's "DBG Prompt (after templating): <|start|>system…",
-# vLLM's request log "Received request …: prompt: '<|start|>system…'"): the input the model was given, no output
-PROMPT_ECHO = r"\bprompt\b[^<\n]{0,40}[:=]\s*['\"]?\s*<\|start\|>[^\n]*"
-PROMPT_ECHO_RE = _Lazy(PROMPT_ECHO, re.I)
 # what leaked Harmony looks like on a line: two special tokens close together, or one followed by what the format
 # writes after it (a channel name, a role, a recipient, a constraint, a message body); a token named once in a
 # sentence ("the text after <|end|> is not shown") is a user writing about the format
