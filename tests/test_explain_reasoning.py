@@ -688,3 +688,28 @@ def test_the_prompt_a_log_prints_is_no_leak():
     assert not [a for a in ex.artifacts if a.kind == "harmony-leak"]
     assert "leak" not in ex.facets.failure and "slow" not in ex.facets.failure
     assert "harmony-leak" not in [h.cls.id for h in ex.triage]
+
+
+# https://github.com/sgl-project/sglang/issues/22784: PyTorch's own size-mismatch error, which four known issues
+# print with their own numbers; with other numbers it tells none of them apart
+TENSOR_SIZE_MISMATCH = """[Bug] gpt-oss-120b EP=8 crashes with tensor size mismatch in weight_loader_fused
+sglang serve --model-path lmsys/gpt-oss-120b-bf16 --tp 8 --ep 8
+File "sglang/srt/layers/moe/fused_moe_triton/layer.py", line 527, in _load_w2
+    expert_data.copy_(loaded_weight)
+RuntimeError: The size of tensor a (16) must match the size of tensor b (128) at non-singleton dimension 0
+"""
+
+
+def test_a_message_several_issues_print_is_no_match_by_its_shape():
+    ex = explain_text(TENSOR_SIZE_MISMATCH, allow_download=False)
+    assert not [m for m in ex.matches if m.confidence in ("high", "medium")]
+    assert not [ev for m in ex.matches for ev in m.evidence if "with other names or numbers" in ev]
+    # the same message with an issue's own numbers is still that issue's
+    quoted = explain_text("gpt-oss-120b eagle3 draft: RuntimeError: The size of tensor a (8640) must match the size "
+                          "of tensor b (5760) at non-singleton dimension 1", allow_download=False)
+    assert quoted.matches[0].entry.id == "sglang-gptoss-eagle3-v3-hidden-size-mismatch"
+    assert quoted.matches[0].confidence == "high"
+    # a message shape only one issue prints still counts with other numbers
+    other = explain_text("openai_harmony.HarmonyError: Expected 2 output messages (reasoning and final), but got 5.",
+                         allow_download=False)
+    assert any("with other names or numbers" in ev for ev in other.matches[0].evidence)

@@ -234,6 +234,14 @@ class Index:
             self._shapes = [[shape(m) for m in e.messages] for e in self.entries]
         return self._shapes[i]
 
+    def shared_shapes(self) -> set[str]:
+        """Message shapes that are in (or contain) another entry's: with its names and numbers replaced, such a
+        message is a kind of error several known issues print, so a match of its shape tells them not apart."""
+        if not hasattr(self, "_shared"):
+            items = [(s, i) for i in range(len(self.entries)) for s in self.shapes(i) if len(s) >= 16]
+            self._shared = {s for s, i in items for t, j in items if i != j and (s in t or t in s)}
+        return self._shared
+
     def patterns(self, i: int, folded: str | None = None) -> list[re.Pattern]:
         """Entry ``i``'s signature patterns, compiled; with ``folded`` (``literals.fold`` of every string they
         will search), only those whose literal pre-test it passes: a pattern is compiled when a text may match it."""
@@ -293,6 +301,7 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
         # message whose variable part names gpt-oss ("unknown model architecture: 'gpt-oss'") is this issue only
         # when the text is about gpt-oss too ('seed_oss' in the same slot is another model's problem)
         if len(shp) >= 16 and _literal_words(shp) >= 5 and _specific_words(shp) >= 2 and shp in q.shaped \
+                and shp not in ix.shared_shapes() \
                 and (q.gptoss or not GPTOSS_RE.search(raw)):
             return 0.74, f'the text has the known message "{raw}" (with other names or numbers)'
     for rx in ix.patterns(i, q.folded):
