@@ -713,3 +713,20 @@ def test_a_message_several_issues_print_is_no_match_by_its_shape():
     other = explain_text("openai_harmony.HarmonyError: Expected 2 output messages (reasoning and final), but got 5.",
                          allow_download=False)
     assert any("with other names or numbers" in ev for ev in other.matches[0].evidence)
+
+
+# https://github.com/ggml-org/llama.cpp/issues/19943: a GPU backend that does not load is the build's or the
+# install's, not a model that fails to load
+BACKEND_NOT_LOADED = """Misc. bug: ROCm backend fails to load on Windows 11 (since build b8152)
+llama-server.exe -m F:\\ai\\lmstudio-models\\lmstudio-community\\gpt-oss-20b-GGUF\\gpt-oss-20b-MXFP4.gguf --port 9999
+The latest build b8162 does not detect/load ROCm correctly in Windows 11. Any model loaded with it only loads the model
+to RAM. Works like I would expect the CPU-only version to do.
+"""
+
+
+def test_a_backend_that_does_not_load_is_the_install():
+    ex = explain_text(BACKEND_NOT_LOADED, allow_download=False)
+    assert ex.triage[0].cls.id == "install-build"
+    # while a model that does not load is still a load failure
+    model = explain_text("llama-server: gpt-oss-20b-mxfp4.gguf fails to load: error loading model", allow_download=False)
+    assert model.triage[0].cls.id == "load-failure"
