@@ -730,3 +730,21 @@ def test_a_backend_that_does_not_load_is_the_install():
     # while a model that does not load is still a load failure
     model = explain_text("llama-server: gpt-oss-20b-mxfp4.gguf fails to load: error loading model", allow_download=False)
     assert model.triage[0].cls.id == "load-failure"
+
+
+# https://github.com/inception-project/inception/issues/5609: the app's exception is a consequence; the report's own
+# sentences say what went wrong
+EXCEPTION_AND_REPORT = """Assistant watch mode fails with GPT-OSS
+Assistant watch mode fails with GPT-OSS. The problem is probably that GPT-OSS in Ollama does currently not support structured output and always returns an empty string when structured output is requested.
+```
+Task [WatchAnnotationTask] failed (trigger: [Assistant watching])
+com.fasterxml.jackson.databind.exc.MismatchedInputException: No content to map due to end-of-input
+at com.fasterxml.jackson.databind.ObjectMapper._initForReading(ObjectMapper.java:5129)
+```
+"""
+
+
+def test_the_reporters_sentences_beside_an_exception_rank_too():
+    ex = explain_text(EXCEPTION_AND_REPORT, allow_download=False)
+    assert ex.matches[0].entry.id == "structured-output-vs-harmony-channels"
+    assert ex.matches[0].confidence == "low"  # shared words alone: a lead
