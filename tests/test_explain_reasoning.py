@@ -748,3 +748,14 @@ def test_the_reporters_sentences_beside_an_exception_rank_too():
     ex = explain_text(EXCEPTION_AND_REPORT, allow_download=False)
     assert ex.matches[0].entry.id == "structured-output-vs-harmony-channels"
     assert ex.matches[0].confidence == "low"  # shared words alone: a lead
+
+
+def test_garbled_tool_input_is_a_tool_call_fault_not_garbage():
+    # https://repost.aws/questions/QUdavvWt4aS-Km2zK71OFUSA (its title): the JSON of a streamed tool call is cut, the model's
+    # language is fine
+    ex = explain_text("ConverseStream returns garbled/truncated tool input JSON for openai.* models (ConverseCommand "
+                      "works correctly)\nmodelId: openai.gpt-oss-120b-1:0, toolConfig: tools: toolSpec getWeather",
+                      allow_download=False)
+    assert "garbage" not in ex.facets.failure
+    assert ex.triage[0].cls.id == "tool-calls"
+    assert "garbage" in explain_text("gpt-oss-20b output is garbled on Vulkan", allow_download=False).facets.failure
