@@ -751,8 +751,8 @@ def test_the_reporters_sentences_beside_an_exception_rank_too():
 
 
 def test_garbled_tool_input_is_a_tool_call_fault_not_garbage():
-    # https://repost.aws/questions/QUdavvWt4aS-Km2zK71OFUSA (its title): the JSON of a streamed tool call is cut, the model's
-    # language is fine
+    # https://repost.aws/questions/QUdavvWt4aS-Km2zK71OFUSA (its title): the JSON of a streamed tool call is cut,
+    # the model's language is fine
     ex = explain_text("ConverseStream returns garbled/truncated tool input JSON for openai.* models (ConverseCommand "
                       "works correctly)\nmodelId: openai.gpt-oss-120b-1:0, toolConfig: tools: toolSpec getWeather",
                       allow_download=False)
