@@ -98,9 +98,8 @@ def triage_by_basis(split: str) -> dict[str, tuple[int, int]]:
     entries = kb.load()
     merged = kb.aliases(entries)
     out: dict[str, list[int]] = {}
-    splits = B.NEW_SPLITS if split == "new" else (split,)  # "new": the sets nobody has tuned on, together
     for c in B.load_cases():
-        if c.split not in splits or c.negative or not c.classes:
+        if c.split != split or c.negative or not c.classes:
             continue
         if split in ("dev", "tune", "holdout"):
             expect = {merged.get(x, x) for x in c.expect}
@@ -124,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="the triage's first class on this split's labelled cases, each without its own entries "
                          "(never list holdout misses while tuning)")
     ap.add_argument("--basis", metavar="SPLITS",
-                    help="comma-separated splits (dev, tune, holdout, independent, independent-2 … independent-8, new): how "
+                    help="comma-separated splits (dev, tune, holdout, independent, independent-2 … independent-8): how "
                          "often the first triage class fits, by how it was chosen (counts only)")
     args = ap.parse_args(argv)
 
