@@ -185,7 +185,8 @@ FAILURES = _table([
              r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
     # output no healthy model writes, in the user's words (the artifact recogniser sees it in the output itself)
-    ("garbage", r"\bgibb?e?r*i?sh\b|\bgarbled\b(?![^.\n]{0,30}\b(?:json|tool|arguments?)\b)|\bnonsens\w*|\bword salad\b|\bincoherent\b|"
+    ("garbage", r"\bgibb?e?r*i?sh\b|\bgarbled\b(?![^.\n]{0,30}\b(?:json|tool|arguments?)\b)|\bnonsens\w*|"
+                r"\bword salad\b|\bincoherent\b|"
                 r"\brandom (?:chars|characters|tokens|symbols|letters|words)\b|"
                 r"\b(?:irrelevant|strange|weird|meaningless|bizarre|crazy|degenerate|unusable) (?:&\s*)?(?:\w+ )?"
                 r"(?:outputs?|responses?|answers?|replies)\b|"
