@@ -759,3 +759,74 @@ def test_garbled_tool_input_is_a_tool_call_fault_not_garbage():
     assert "garbage" not in ex.facets.failure
     assert ex.triage[0].cls.id == "tool-calls"
     assert "garbage" in explain_text("gpt-oss-20b output is garbled on Vulkan", allow_download=False).facets.failure
+
+
+def _first_class(text: str) -> str:
+    ex = explain_text(text, allow_download=False)
+    return ex.triage[0].cls.id if ex.triage else ""
+
+
+def test_a_download_that_answers_404_is_a_model_that_cannot_be_had():
+    # https://github.com/OpenWhispr/openwhispr/issues/1281 and https://github.com/NVIDIA/dgx-spark-playbooks/issues/117
+    # (titles and first lines): a 404 or "Entry not found" from a model download is no route the server lacks
+    assert _first_class("[Dead link] OpenAI language model\nIn parameters > Language model, unable to download the "
+                        "OpenAI GPT-OSS 20B model. The log report a 404 error.") == "load-failure"
+    assert _first_class('Multi-agent chatbot: gpt-oss-20b GGUF download returns "Entry not found"') == "load-failure"
+    # while a 404 from an API route is still the route class
+    assert _first_class("openai.NotFoundError: Error code: 404 - POST /v1/responses on llama-server with "
+                        "gpt-oss-20b") == "route-missing"
+
+
+def test_a_client_that_cannot_connect_to_the_model_is_unreachable():
+    # https://github.com/codingmoh/open-codex/issues/15 (trimmed)
+    text = ("Could not connect to Model.\nPS C:\\Users\\arshi> open-codex --ollama --model gpt-oss:20b \"hello\"\n"
+            "Using Ollama with model: gpt-oss:20b\nCould not connect to Model.\n")
+    assert _first_class(text) == "unreachable"
+
+
+def test_a_training_runs_loss_gone_wrong_is_broken_numbers():
+    # https://github.com/tenstorrent/tt-blacksmith/issues/542 and https://github.com/modelscope/ms-swift/issues/5627
+    # (their first lines): a fine-tuning run's loss of -inf, or its loss "anomaly", is the numbers, not a load failure
+    blacksmith = ("`-inf` appearing in GPT-OSS FSDP training\n### Describe the bug\nDuring training, after ~30 training "
+                  "steps (which show correct loss curve) I see negative infinity in the loss\n"
+                  "INFO:tt-gpt-oss-20b-test:Current loss and step: -inf 7\n")
+    ex = explain_text(blacksmith, allow_download=False)
+    assert "garbage" in ex.facets.failure and ex.facets.phase == "training"
+    assert ex.triage[0].cls.id == "garbage-output"
+    assert _first_class("gpt-oss sft开启router_aux_loss_coef loss异常\n**Describe the bug**\n"
+                        "gpt-oss sft训练开启router_aux_loss_coef之后loss异常：\nrouter_aux_loss_coef = 0.9\n") == \
+        "garbage-output"
+    # a healthy loss is no failure, nor a packet loss
+    assert "garbage" not in explain_text("gpt-oss-20b LoRA training: {'loss': 0.05, 'grad_norm': 1.2} then "
+                                         "packet loss: 0% on the node", allow_download=False).facets.failure
+
+
+def test_a_settings_comment_in_pasted_code_is_no_failure():
+    # https://github.com/unslothai/unsloth/issues/3430 (trimmed): "but slower" is a comment on a setting, the
+    # failure is the missing config
+    text = ("[Bug] RuntimeError: Unsloth: No config file found - are you sure the `model_name` is correct? for gpt-oss "
+            "colab notebook\nfrom unsloth import FastLanguageModel\nmax_seq_length = 768 # Can increase for longer RL "
+            "output\nlora_rank = 4 # Larger rank = smarter, but slower\nmodel, tokenizer = "
+            "FastLanguageModel.from_pretrained(\n    model_name = \"unsloth/gpt-oss-20b\",\n)\n")
+    assert _first_class(text) == "load-failure"
+
+
+def test_prose_where_json_was_asked_is_structured_output():
+    # https://github.com/wenlzhang/obsidian-task-chat/blob/5a45278e9c8675d7c8adaa59e44e2106e61c3588/docs/dev/OLLAMA_JSON_OUTPUT_FIX_2025-01-24.md
+    # (its failure lines)
+    text = ("User testing `gpt-oss:20b` model via Ollama discovered critical JSON parsing failures in Task Chat mode:\n"
+            "1. **JSON Parsing Error:**\n   Query parsing error: SyntaxError: Unexpected token '#', \"## 1. 句法解析\"..."
+            " is not valid JSON\n2. **Model returned linguistic analysis instead of JSON:**\n")
+    assert _first_class(text) == "structured-output"
+
+
+def test_no_reasoning_and_cut_off_answers_are_their_classes():
+    # https://github.com/gatewaybuddy/forgekeeper/blob/HEAD/DIAGNOSIS_GPT_OSS_ISSUES.md (its headings)
+    ex = explain_text("GPT-OSS-20B Issues\n### Issue 1: No Reasoning Output\n### Issue 2: Context Cutoff (Incomplete "
+                      "Responses)\nLLAMA_MODEL_CORE=/models/gpt-oss-20b-mxfp4.gguf\n", allow_download=False)
+    assert {h.cls.id for h in ex.triage[:2]} == {"empty-or-reasoning-only", "context-length"}
+
+
+def test_a_kernel_block_too_large_is_the_kernel_class():
+    # https://github.com/unslothai/unsloth/issues/3196 (its title)
+    assert _first_class("[Bug] gpt-oss-20b: Fine tuning fails with 'XBLOCK' too large") == "kernel-hardware"

@@ -120,6 +120,11 @@ PHASES = _table([
                    r"\brole\W+tool\b|\btool results?\b"),
     ("mid-stream", r"\bmid-?stream\b|\bduring streaming\b|\bwhile streaming\b|\bstream (?:stops|cut|ends|broke)|"
                    r"\bin the middle of\b"),
+    # a fine-tuning or RL run (its trainer, its loss log), when no serving phase is named
+    ("training", r"\b(?:SFTTrainer|GRPOTrainer|DPOTrainer|trainer\.train\(|train(?:ing)?[ _/]loss|grad_norm|global_step|"
+                 r"fine-?tun(?:e|ing) (?:fails?|failed|runs?|jobs?|crash\w*)|during (?:fine-?tuning|training)|"
+                 r"training (?:runs?|loop|steps?|jobs?|fails?|failed|crash\w*)|"
+                 r"(?:LoRA|QLoRA|SFT|GRPO|DPO|FSDP|DeepSpeed) (?:training|fine-?tun\w*))\b|微调|训练"),
 ])
 # what healthy engines print in every log, in words that name a failure kind without being one: Ollama's offload
 # report ("offloading 24 repeating layers to GPU", memory.weights.repeating="10.7 GiB"), vLLM's periodic metrics line
@@ -138,11 +143,19 @@ ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)
                 r"\b(?:latency|duration|elapsed)=[\d.]+ ?(?:ns|µs|us|ms|s)\b|" + PROMPT_ECHO, re.I)
 
 
+# a line of pasted code and its comment ("lora_rank = 4 # Larger rank = smarter, but slower"): the comment describes
+# a setting, not the failure (group 1: the code, group 2: the comment)
+CODE_COMMENT = _Lazy(r"^(\s*[A-Za-z_][\w.\[\]'\"]*\s*=\s*[^=\n#]+)(#[^\n]*)", re.M)
+
+
 def without_routine(text: str) -> str:
-    """``text`` with the routine log words above blanked (the same length: offsets into it still hold)."""
-    if ROUTINE.search(text) is None:
-        return text
-    return ROUTINE.sub(lambda m: " " * len(m.group(0)), text)
+    """``text`` with the routine log words above, and the comments of pasted code's settings, blanked (the same
+    length: offsets into it still hold)."""
+    if ROUTINE.search(text) is not None:
+        text = ROUTINE.sub(lambda m: " " * len(m.group(0)), text)
+    if "#" in text and CODE_COMMENT.search(text) is not None:
+        text = CODE_COMMENT.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+    return text
 
 
 FAILURES = _table([
@@ -195,7 +208,13 @@ FAILURES = _table([
                 r"!{3,} in (?:the )?(?:generated|output|response)|\bNaNs? in (?:the )?logits\b|\bNaN logits\b|"
                 r"\b(?:dropped|missing|skipped|lost)(?:/\w+)? tokens\b|\btokens (?:are|get|got|were) (?:dropped|skipped|lost)\b|"
                 r"\b(?:answers?|responds?|replies) (?:is |are )?(?:completely |totally |always )?wrong\b|"
-                r"\b(?:gives?|giving) (?:\w+ )?wrong answers\b"),
+                r"\b(?:gives?|giving) (?:\w+ )?wrong answers\b|"
+                # a training run's numbers gone wrong: a loss of NaN, -inf or exactly 0, a loss that explodes
+                r"\bloss\b[^\n\d]{0,25}?(?<![\w.])(?:-?inf(?:inity)?|nan)\b|\bloss\W{0,4}[=:]\s*0(?:\.0+)?(?![\w.%])|"
+                r"\bloss (?:is|becomes|became|goes to|went to|drops? to|dropped to|stays? at|stayed at) "
+                r"(?:0|zero|nan|inf)\b|\binfinity in (?:the )?loss\b|"
+                r"\bloss (?:spikes?|explod\w*|diverg\w*|anomal\w*|is abnormal)\b|loss\s*(?:异常|出现\s*(?:0|nan|inf))|"
+                r"\bgrad_norm\W{0,5}(?:nan|inf)\b"),
     # a request or a server that stops answering with no error: stuck, not slow and not dead
     # (a whole machine that freezes is out of memory, not a stuck request)
     ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\b(?:freez(?:e|es|ing)|froze(?:n)?)\b"

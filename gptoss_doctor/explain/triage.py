@@ -233,6 +233,10 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     folded = literals.fold(f"{focus}\n{text}")
     hits = []
     for c in kb.load_classes():
+        if any(rx.search(focus) for rx in _patterns(c, folded, "unless")):
+            # the lines that state the failure say it is something else this class's words also fit: a 404 or
+            # "not found" from a model download is a model that cannot load, not a route the server lacks
+            continue
         score, why, setup = _score(c, facets, text, kinds or set(), artifacts or set(), focus, folded)
         statuses, message, says = STATUS_MESSAGES.get(c.id, ((), None, ""))
         by_message = facets.http_status in statuses and bool(message.search(focus))

@@ -402,9 +402,9 @@ CLASS_IDS = ("auth", "unreachable", "engine-not-ready", "route-missing", "proxy-
 CLASS_KEYS = ("id", "title", "summary", "layers", "select", "checks", "fixes", "trackers", "query")
 CLASS_OPTIONAL = ("ask",)
 CLASS_LAYERS = (*ORIGINS, "provider")
-SELECT_KEYS = ("http_status", "patterns", "setup", "failure", "features", "phase", "facets", "facets_api", "kinds",
-               "artifacts")
-PATTERN_KEYS = ("patterns", "setup")  # select keys that hold regular expressions
+SELECT_KEYS = ("http_status", "patterns", "setup", "unless", "failure", "features", "phase", "facets", "facets_api",
+               "kinds", "artifacts")
+PATTERN_KEYS = ("patterns", "setup", "unless")  # select keys that hold regular expressions
 TRACKER_SLOTS = ("engine", "proxy", "client", "provider")
 
 
@@ -451,7 +451,8 @@ def validate_class(raw: Any, path: str = "?") -> list[str]:
     else:
         if not all(isinstance(s, int) and 100 <= s < 600 for s in sel.get("http_status", [])):
             errs.append(f"{where}: select.http_status must list HTTP status codes")
-        for key in ("patterns", "setup", "failure", "features", "phase", "facets", "facets_api", "kinds", "artifacts"):
+        for key in ("patterns", "setup", "unless", "failure", "features", "phase", "facets", "facets_api", "kinds",
+                    "artifacts"):
             if not _is_texts(sel.get(key, [])):
                 errs.append(f"{where}: select.{key} must be a list of non-empty strings")
         for key in PATTERN_KEYS:
