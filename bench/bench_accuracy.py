@@ -52,10 +52,16 @@ CASES = ROOT / "bench" / "cases"
 INDEPENDENT_2_SET = "2026-11-25"  # the second independent set (issue 17): its own split and row
 INDEPENDENT_3_SET = "2026-11-28"  # the third (issue 17, bench/cases/independent-3-*.yaml): its own split and row
 INDEPENDENT_4_SET = "2026-11-28-4"  # the fourth (bench/cases/independent-4-*.yaml)
-INDEPENDENT_5_SET = "2026-11-28-5"  # the fifth (bench/cases/independent-5-*.yaml): never tuned on
+INDEPENDENT_5_SET = "2026-11-28-5"  # the fifth (bench/cases/independent-5-*.yaml)
 INDEPENDENT_6_SET = "2026-11-28-6"  # the sixth (bench/cases/independent-6-*.yaml): tuned on since 2026-11-29
 INDEPENDENT_7_SET = "2026-11-29-7"  # the seventh (bench/cases/independent-7-*.yaml): tuned on since 2026-11-29 (day)
-INDEPENDENT_8_SET = "2026-11-29-8"  # the eighth (bench/cases/independent-8-*.yaml): never tuned on
+INDEPENDENT_8_SET = "2026-11-29-8"  # the eighth (bench/cases/independent-8-*.yaml): tuned on since the ninth's day
+INDEPENDENT_9_SET = "2026-11-29-9"  # the ninth (bench/cases/independent-9-*.yaml): never tuned on
+# collection set -> its split and row
+SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independent-3",
+              INDEPENDENT_4_SET: "independent-4", INDEPENDENT_5_SET: "independent-5",
+              INDEPENDENT_6_SET: "independent-6", INDEPENDENT_7_SET: "independent-7",
+              INDEPENDENT_8_SET: "independent-8", INDEPENDENT_9_SET: "independent-9"}
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
@@ -77,20 +83,8 @@ class Case:
     def __post_init__(self) -> None:
         if self.set == TUNE_SET:
             self.split = "tune"
-        elif self.independent and self.set == INDEPENDENT_2_SET:
-            self.split = "independent-2"
-        elif self.independent and self.set == INDEPENDENT_3_SET:
-            self.split = "independent-3"
-        elif self.independent and self.set == INDEPENDENT_4_SET:
-            self.split = "independent-4"
-        elif self.independent and self.set == INDEPENDENT_5_SET:
-            self.split = "independent-5"
-        elif self.independent and self.set == INDEPENDENT_6_SET:
-            self.split = "independent-6"
-        elif self.independent and self.set == INDEPENDENT_7_SET:
-            self.split = "independent-7"
-        elif self.independent and self.set == INDEPENDENT_8_SET:
-            self.split = "independent-8"
+        elif self.independent and self.set in SET_SPLITS:
+            self.split = SET_SPLITS[self.set]
         elif self.independent:
             self.split = "independent"
         else:
@@ -201,21 +195,14 @@ def summary(results: list[Result]) -> dict:
             "holdout": block([r for r in results if r.case.split == "holdout"]),
             "independent": block(indep),
             "unseen": block([r for r in indep if _norm_url(r.case.source) not in cited]),
-            "independent-2": block([r for r in results if r.case.split == "independent-2"]),
-            "independent-3": block([r for r in results if r.case.split == "independent-3"]),
-            "independent-4": block([r for r in results if r.case.split == "independent-4"]),
-            "independent-5": block([r for r in results if r.case.split == "independent-5"]),
-            "independent-6": block([r for r in results if r.case.split == "independent-6"]),
-            "independent-7": block([r for r in results if r.case.split == "independent-7"]),
-            "independent-8": block([r for r in results if r.case.split == "independent-8"]),
+            **{split: block([r for r in results if r.case.split == split]) for split in SET_SPLITS.values()},
             "tune": block([r for r in results if r.case.split == "tune"]),
             "all": block([r for r in results if r.case.split not in NOT_IN_ALL])}
 
 
 # the newer independent sets and the tune split are rows of their own, left out of "all" (the older rows keep their
 # meaning)
-NOT_IN_ALL = ("independent-2", "independent-3", "independent-4", "independent-5", "independent-6", "independent-7",
-              "independent-8", "tune")
+NOT_IN_ALL = (*SET_SPLITS.values(), "tune")
 
 
 def _norm_url(url: str) -> str:
@@ -227,8 +214,7 @@ def _cited_urls() -> set[str]:
     return {_norm_url(r["url"]) for e in kb.load() for r in e.references if r.get("url")}
 
 
-ROWS = ("dev", "tune", "holdout", "independent", "unseen", "independent-2", "independent-3", "independent-4",
-        "independent-5", "independent-6", "independent-7", "independent-8", "all")
+ROWS = ("dev", "tune", "holdout", "independent", "unseen", *SET_SPLITS.values(), "all")
 
 
 def main(argv: list[str] | None = None) -> int:
