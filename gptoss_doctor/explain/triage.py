@@ -70,10 +70,10 @@ COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm s
 
 # how a class was chosen, and how often such a first class fit the labels of problems no entry describes, on the
 # sets nobody had tuned on when it was measured (2026-11-29: the uncovered problems of the first independent set and
-# of independent-8, bench/bench_calibration.py --basis): shown by an HTTP status, a parsed error kind or an artifact
-# 7 of 10; said by the text's own words and facets of the failure (enough to select the class without its neighbours
-# and without the words of its set-up) 36 of 46 (78%); chosen by the nearest known issues' vote, the text alone too
-# weak to select it, 15 of 40 (38%) — a guess
+# of independent-9, bench/bench_calibration.py --basis): shown by an HTTP status, a parsed error kind or an artifact
+# 6 of 9; said by the text's own words and facets of the failure (enough to select the class without its neighbours
+# and without the words of its set-up) 35 of 44 (80%); chosen by the nearest known issues' vote, the text alone too
+# weak to select it, 12 of 33 (36%) — a guess
 SHOWN, SAID, GUESS = "shown", "said", "guess"
 
 CLIENT_TRACKERS = {"openai-python": "openai/openai-python", "openai-node": "openai/openai-node",
