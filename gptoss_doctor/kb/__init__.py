@@ -451,8 +451,7 @@ def validate_class(raw: Any, path: str = "?") -> list[str]:
     else:
         if not all(isinstance(s, int) and 100 <= s < 600 for s in sel.get("http_status", [])):
             errs.append(f"{where}: select.http_status must list HTTP status codes")
-        for key in ("patterns", "setup", "unless", "failure", "features", "phase", "facets", "facets_api", "kinds",
-                    "artifacts"):
+        for key in (k for k in SELECT_KEYS if k != "http_status"):
             if not _is_texts(sel.get(key, [])):
                 errs.append(f"{where}: select.{key} must be a list of non-empty strings")
         for key in PATTERN_KEYS:
