@@ -830,3 +830,16 @@ def test_no_reasoning_and_cut_off_answers_are_their_classes():
 def test_a_kernel_block_too_large_is_the_kernel_class():
     # https://github.com/unslothai/unsloth/issues/3196 (its title)
     assert _first_class("[Bug] gpt-oss-20b: Fine tuning fails with 'XBLOCK' too large") == "kernel-hardware"
+
+
+def test_a_training_runs_searches_go_to_the_training_trackers():
+    # https://github.com/tenstorrent/tt-blacksmith/issues/542 (its first lines): no engine is named, the run is a
+    # fine-tuning run, so the searches go where such runs' problems are reported, not to the serving engines
+    ex = explain_text("`-inf` appearing in GPT-OSS FSDP training\nDuring training, after ~30 training steps I see "
+                      "negative infinity in the loss\n", allow_download=False)
+    repos = [t["repo"] for t in ex.search_hint()["trackers"]]
+    assert repos[0] == "huggingface/transformers" and "vllm-project/vllm" not in repos
+    assert [s["tracker"] for s in ex.triage[0].searches][0] == "huggingface/transformers"
+    # a serving text still searches the engines
+    served = explain_text("gpt-oss-20b on vLLM answers with gibberish", allow_download=False)
+    assert "huggingface/transformers" not in [s["tracker"] for s in served.triage[0].searches]

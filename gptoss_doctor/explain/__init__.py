@@ -74,7 +74,8 @@ class Explanation:
         """When nothing matches confidently: the normalised message and where to search for it."""
         if self.confident:
             return None
-        return search_hint(self.parsed) or words_hint(self.words, self.parsed)
+        phase = self.facets.phase
+        return search_hint(self.parsed, phase) or words_hint(self.words, self.parsed, phase)
 
     def to_json(self) -> dict:
         p = self.parsed
@@ -129,6 +130,13 @@ TRACKERS = {
     "aider": "Aider-AI/aider", "pydantic-ai": "pydantic/pydantic-ai", "vercel-ai": "vercel/ai",
 }
 DEFAULT_TRACKERS = ("openai/harmony", "vllm-project/vllm", "ollama/ollama", "ggml-org/llama.cpp")
+# where a fine-tuning run's problems are reported, when the text names no engine (the facets' "training" phase)
+TRAINING_TRACKERS = ("huggingface/transformers", "unslothai/unsloth", "huggingface/trl")
+
+
+def default_trackers(phase: str | None) -> list[str]:
+    """The trackers to search when the text names no engine or client whose tracker is known."""
+    return list(TRAINING_TRACKERS if phase == "training" else DEFAULT_TRACKERS)
 _VARIABLE = [
     (re.compile(r"^.*?\b(?=[A-Za-z_][\w.]*(?:Error|Exception)\b)"), ""),  # log prefixes before the exception name
     (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}"), " "),            # paths
@@ -146,7 +154,7 @@ def normalised_message(message: str) -> str:
     return msg.strip()[:200]
 
 
-def search_hint(parsed: Parsed) -> dict | None:
+def search_hint(parsed: Parsed, phase: str | None = None) -> dict | None:
     from urllib.parse import quote_plus
 
     err = next((e for e in parsed.errors if e.kind not in ("log-error",)), None) or (parsed.errors[0] if parsed.errors else None)
@@ -158,7 +166,7 @@ def search_hint(parsed: Parsed) -> dict | None:
     query = query.replace('"', "'")  # it is searched as one quoted phrase: a quote inside would end it early
     if len(query) < 8:
         return None
-    repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or list(DEFAULT_TRACKERS)
+    repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or default_trackers(phase)
     if "openai/harmony" not in repos and err.kind == "harmony":
         repos.append("openai/harmony")
     q = f'"{query[:120]}"'
@@ -166,13 +174,13 @@ def search_hint(parsed: Parsed) -> dict | None:
         {"repo": r, "url": f"https://github.com/{r}/issues?q={quote_plus(q)}"} for r in dict.fromkeys(repos)]}
 
 
-def words_hint(words: str | None, parsed: Parsed) -> dict | None:
+def words_hint(words: str | None, parsed: Parsed, phase: str | None = None) -> dict | None:
     """For a description that quotes no message: its most telling words (``telling_words``), searched as words."""
     from urllib.parse import quote_plus
 
     if not words:
         return None
-    repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or list(DEFAULT_TRACKERS)
+    repos = [TRACKERS[e] for e in parsed.engines if e in TRACKERS] or default_trackers(phase)
     return {"query": words, "phrase": False, "trackers": [
         {"repo": r, "url": f"https://github.com/{r}/issues?q={quote_plus(words)}"} for r in dict.fromkeys(repos)]}
 

@@ -210,6 +210,10 @@ def _trackers(c: kb.TriageClass, facets: Facets) -> list[str]:
         elif slot == "client" and facets.client:
             out.append(CLIENT_TRACKERS.get(facets.client["name"]) or TRACKERS.get(facets.client["name"], ""))
     out = [t for t in dict.fromkeys(out) if t]
+    if not out and facets.phase == "training":
+        from gptoss_doctor.explain import TRAINING_TRACKERS
+
+        return list(TRAINING_TRACKERS)
     return out or ["vllm-project/vllm", "ollama/ollama", "ggml-org/llama.cpp"]
 
 
