@@ -137,6 +137,8 @@ TRAINING_TRACKERS = ("huggingface/transformers", "unslothai/unsloth", "huggingfa
 def default_trackers(phase: str | None) -> list[str]:
     """The trackers to search when the text names no engine or client whose tracker is known."""
     return list(TRAINING_TRACKERS if phase == "training" else DEFAULT_TRACKERS)
+
+
 _VARIABLE = [
     (re.compile(r"^.*?\b(?=[A-Za-z_][\w.]*(?:Error|Exception)\b)"), ""),  # log prefixes before the exception name
     (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}"), " "),            # paths
