@@ -30,7 +30,7 @@ URL_RE = r"^https://[^\s]+$"
 
 REQUIRED = ("id", "title", "summary", "engines", "origin", "signatures", "causes", "fixes", "references")
 OPTIONAL = ("versions", "related", "variants", "distinguish", "replaces", "classes")
-SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples", "routes")
+SIGNATURE_KEYS = ("messages", "patterns", "token_ids", "symptoms", "findings", "examples", "routes", "context")
 FIX_KEYS = ("step", "commands", "flags", "config", "layer")
 
 
@@ -51,6 +51,9 @@ class Entry:
     findings: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # realistic texts the tests check this entry matches
     routes: list[str] = field(default_factory=list)  # regexes over a proxy's model route (litellm_params.model)
+    # regexes of this issue's own setting (a tool call, a fine-tuned model, ignore_eos): its messages are printed by
+    # other causes too, so a quote of them is this issue only when the text shows one of these as well
+    context: list[str] = field(default_factory=list)
     versions: dict = field(default_factory=dict)
     variants: list[str] = field(default_factory=list)  # class entries: how to tell the reports apart
     distinguish: list[str] = field(default_factory=list)  # merged entries: how to tell which variant you have
@@ -100,7 +103,7 @@ class Entry:
             "origin": self.origin, "versions": self.versions,
             "signatures": {"messages": self.messages, "patterns": self.patterns, "token_ids": self.token_ids,
                            "symptoms": self.symptoms, "findings": self.findings, "examples": self.examples,
-                           "routes": self.routes},
+                           "routes": self.routes, "context": self.context},
             "causes": self.causes, "fixes": self.fixes, "references": self.references, "variants": self.variants,
             "distinguish": self.distinguish, "replaces": self.replaces, "classes": self.classes,
         }
@@ -126,7 +129,7 @@ def _cache_path(files: list[Path]) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # crc32 rather than hashlib: loading OpenSSL costs ~3 ms of start-up, and this is only a cache key
     stats = [(p, p.stat()) for p in files]
-    key = "kb-v4\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
+    key = "kb-v5\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
     raw = key.encode()
     digest = f"{zlib.crc32(raw):08x}{zlib.crc32(raw[::-1]):08x}{len(files):04x}"
     return Path(base) / "gptoss-doctor" / f"kb-{digest}.json"
@@ -177,7 +180,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
         for key in sig:
             if key not in SIGNATURE_KEYS:
                 errs.append(f"{where}: unknown signature key '{key}'")
-        for key in ("messages", "patterns", "symptoms", "findings", "examples", "routes"):
+        for key in ("messages", "patterns", "symptoms", "findings", "examples", "routes", "context"):
             if not _is_texts(sig.get(key, [])):
                 errs.append(f"{where}: signatures.{key} must be a list of non-empty strings")
         for msg in sig.get("messages", []) or []:
@@ -186,6 +189,9 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
                             "error text, or name the artifact under findings")
         errs += _pattern_problems(where, sig.get("patterns"))
         errs += _pattern_problems(where, sig.get("routes"))
+        errs += _pattern_problems(where, sig.get("context"))
+        if sig.get("context") and not (sig.get("messages") or sig.get("patterns")):
+            errs.append(f"{where}: signatures.context qualifies messages or patterns: give those too")
         toks = sig.get("token_ids", [])
         if not isinstance(toks, list) or not all(isinstance(t, int) and 0 <= t < 201088 for t in toks):
             errs.append(f"{where}: signatures.token_ids must be a list of token IDs below 201088")
@@ -275,7 +281,8 @@ def _entry(raw: dict, path: str) -> Entry:
         messages=list(sig.get("messages") or []), patterns=list(sig.get("patterns") or []),
         token_ids=list(sig.get("token_ids") or []), symptoms=list(sig.get("symptoms") or []),
         findings=list(sig.get("findings") or []), examples=list(sig.get("examples") or []),
-        routes=list(sig.get("routes") or []), versions=dict(raw.get("versions") or {}),
+        routes=list(sig.get("routes") or []), context=list(sig.get("context") or []),
+        versions=dict(raw.get("versions") or {}),
         variants=[" ".join(v.split()) for v in raw.get("variants") or []],
         distinguish=[" ".join(d.split()) for d in raw.get("distinguish") or []],
         replaces=list(raw.get("replaces") or []), classes=list(raw.get("classes") or []), path=path,
