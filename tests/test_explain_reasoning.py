@@ -843,3 +843,123 @@ def test_a_training_runs_searches_go_to_the_training_trackers():
     # a serving text still searches the engines
     served = explain_text("gpt-oss-20b on vLLM answers with gibberish", allow_download=False)
     assert "huggingface/transformers" not in [s["tracker"] for s in served.triage[0].searches]
+
+
+# https://github.com/bluevulpine/flux-talos/blob/20fcbe1ff41ac285fdff6a1a4ce81559ad9f3c0e/docs/runbooks/spark-vllm-evaluation.md
+HARMONY_UNDER_CONCURRENCY = """### The real disqualifier: gpt-oss on vLLM is UNRELIABLE under concurrency
+
+Once serving, concurrent requests fail with HTTP 500:
+
+```
+openai_harmony.HarmonyError: channel marker present but no channel value found in header
+```
+
+**37-100% of requests fail under concurrency.** Ollama ran the identical
+payloads at c=1, 4 and 8 with **zero** failures.
+"""
+
+# https://github.com/padeoe/codex-vllm-adapter/blob/26276e744a51a23214ebf34a0b45ab4e104867e5/docs/MODEL-COMPATIBILITY.md
+HARMONY_AFTER_TOOL_CALL = """| ...then | **500 `HarmonyError: Unexpected token 12606 while expecting start token 200006`** |
+| **Prompt that induces a tool call, tool declared** | **500 HarmonyError** |
+
+The crash arrives exactly when the model emits a tool call, with or without Codex in the
+picture, streaming or not.
+"""
+
+
+def test_a_parser_error_other_causes_print_is_a_lead_without_its_setting():
+    # the Harmony parser's messages follow many causes (a tool call after a stale stop token, a fine-tuned model's
+    # stray token, ignore_eos, concurrency, speculative decoding): the quote names the class, the setting the cause
+    ex = explain_text(HARMONY_UNDER_CONCURRENCY, allow_download=False)
+    assert not [m for m in ex.matches if m.confidence in ("high", "medium")], \
+        [(m.entry.id, m.confidence) for m in ex.matches]
+    top = ex.matches[0]
+    assert top.entry.id == "harmony-malformed-header-strict-parser"
+    assert any("other causes print this message too" in ev for ev in top.evidence)
+    assert ex.triage[0].cls.id == "harmony-parse"
+    # with the issue's own setting in the text (a tool call), the same kind of quote is a diagnosis
+    ex = explain_text(HARMONY_AFTER_TOOL_CALL, allow_download=False)
+    assert ex.matches[0].entry.id == "stale-generation-config-call-token"
+    assert ex.matches[0].confidence in ("high", "medium")
+
+
+def test_ignore_eos_in_the_text_makes_the_200002_error_its_entry():
+    bare = "openai_harmony.HarmonyError: Unexpected token 200002 while expecting start token 200006"
+    found = explain_text(bare, allow_download=False).matches
+    assert not [m for m in found if m.confidence in ("high", "medium")], [(m.entry.id, m.confidence) for m in found]
+    assert "ignore-eos-return-token-200002" in [m.entry.id for m in found]
+    found = explain_text("vllm bench serve --ignore-eos with gpt-oss-20b fails:\n" + bare, allow_download=False).matches
+    assert found[0].entry.id == "ignore-eos-return-token-200002" and found[0].confidence in ("high", "medium")
+
+
+def test_a_speculators_name_alone_is_not_the_rocm_issue():
+    # https://github.com/vllm-project/vllm/issues/32921 (RTX 5090, no ROCm): the EAGLE3 speculator every user names
+    text = """[Bug]: gpt-oss-20b streaming last reasoning content part into content
+- --speculative-config
+- '{"model":"RedHatAI/gpt-oss-20b-speculator.eagle3","num_speculative_tokens":3,"method":"eagle3"}'
+running on 5090 and `0.14.0` using stream=false, the tool use result is ok using stream=true, the reasoning_content
+leak the last chunk into content"""
+    found = explain_text(text, allow_download=False).matches
+    rocm = [m for m in found if m.entry.id == "vllm-rocm-gptoss-triton-attn-spec-decode-no-output"]
+    assert not rocm or rocm[0].confidence == "low"
+
+
+def test_harmony_like_markup_under_another_models_name_is_not_gpt_oss():
+    # https://github.com/snagnever/macstudio-local-llm/blob/fa2edf6d02a446e9df078f0ff22d918187b3654d/docs/models/gemma-4-26b-a4b/channel-token-leak-writeup.md
+    text = """# Gemma 4 26B-A4B leaks raw `<|channel|>thought` markers and loops on Hermes
+
+**Symptom (exact):** `gemma-4-26b-a4b-it-mlx@6bit` on Hermes emits nothing but repeated
+channel headers —
+
+```
+<|channel>thought <channel|>
+
+<|channel>thought <channel|>
+```
+"""
+    found = explain_text(text, allow_download=False).matches
+    assert not [m for m in found if m.confidence in ("high", "medium")], [(m.entry.id, m.confidence) for m in found]
+
+
+@pytest.mark.parametrize("text, cls", [
+    # https://github.com/jgavinray/gpt-oss-executor/blob/1d0812e795d2f77ed1affc5926ca7bcc4f520244/README.md
+    ("### System role messages return 0 choices\nSending a `{\"role\": \"system\", ...}` message causes vLLM to return "
+     "`choices: []` with no error.", "empty-or-reasoning-only"),
+    # https://github.com/indra-sapyoung/runpod-gptoss-worker/blob/fac4b144830888bb3e2485569ac6a61d79a8e7f2/docs/DOCKER_BUILD_FIX_REPORT_20260212.md
+    ("**Goal:** Build vLLM v0.15.1 from source on CUDA 12.8 for RTX 5090 (Blackwell)\n"
+     "### Issue 5: PyTorch 2.6 Lacks Blackwell FP8 Types\n**Error:**\n```\n"
+     "/tmp/vllm/csrc/quantization/marlin/marlin.cu(587): error: enum \"c10::ScalarType\" has no member "
+     "\"Float8_e8m0fnu\"\n```", "install-build"),
+    # https://github.com/Idk507/gpt-oss-finetuning/blob/214bf838bc11361c8e15f4db35e49cad40ecddcb/gpt_oss_finetuning.ipynb
+    ("==((====))==  Unsloth 2025.8.8: Fast Gpt_Oss patching. Transformers: 4.55.2.\n"
+     "   \\\\   /|    Tesla T4. Num GPUs = 1. Max memory: 14.741 GB. Platform: Linux.\n"
+     "Unsloth: Gpt_Oss does not support SDPA - switching to eager!\n"
+     "--> 172                 raise RuntimeError(\"No executable batch size found, reached zero.\")\n"
+     "RuntimeError: No executable batch size found, reached zero.", "oom"),
+    # https://github.com/AmineMabrouk17/nanobrowser-free-ai/blob/20f3841f80dc4e925bad76408c7fc02935373c4f/README.md
+    ("1. **Groq `gpt-oss` tool-call error (real bug, partial fix).**\n   Nanobrowser forces the LLM to return its plan "
+     "via a *forced tool call* named\n   `json`.\n   `attempted to call tool 'json' which was not in request.tools` "
+     "(HTTP 400).", "tool-calls"),
+    # https://github.com/vuissoz/dgx-spark-agentic-stack/blob/553e641cc3588ecb0483831b259c6d255ae454f0/.beads/issues.jsonl
+    ("Fix model routing for gpt-oss models\n**Problem**: When calling gpt-oss:20b or other gpt-oss models from "
+     "OpenWebUI, the gate was routing them to the OpenAI backend due to the 'gpt-*' pattern match, causing 503 "
+     "backend_auth_error.", "auth"),
+    # https://github.com/OmuNaman/gpt-oss-20b-c/blob/7bc77e7c604d191958681db849aa3a627e21003f/benchmark_results/SUMMARY.md
+    ("## Java Engine (gpt-oss.java) — DISQUALIFIED\nAmazon's gpt-oss.java produces **non-functional output** on this "
+     "hardware:\n- **temp=0**: All `!` tokens (degenerate greedy)\n- **temp=0.1**: Random multilingual garbage\n"
+     "- Requires `-Xmx14g` heap (default OOMs)\nGenerate: 0 tokens in 0.282 seconds (0.000 tokens/s)",
+     "garbage-output"),
+    # https://github.com/vllm-project/vllm/issues/31033
+    ("[Bug]: gpt-oss-20b fails to start when using W4A8 Marlin with VLLM_MARLIN_INPUT_DTYPE=int8\n"
+     "When starting gpt-oss-20b w4a8 specifically with the int8 marlin backend, I see a kernel selection error.",
+     "load-failure"),
+])
+def test_what_the_text_says_of_the_failure_picks_the_class(text, cls):
+    ex = explain_text(text, allow_download=False)
+    assert ex.triage and ex.triage[0].cls.id == cls, [(h.cls.id, h.basis, h.why) for h in ex.triage]
+
+
+def test_a_decimal_memory_size_is_read_whole():
+    ex = explain_text("Tesla T4. Num GPUs = 1. Max memory: 14.741 GB. Platform: Linux.\nCUDA out of memory",
+                      allow_download=False)
+    assert ex.facets.hardware["memory_gb"] == 15

@@ -107,7 +107,10 @@ FEATURES = _table([
 PHASES = _table([
     ("install", r"\bpip install\b|\bBuilding wheel|\bNo matching distribution\b|\bResolutionImpossible\b|"
                 r"\bModuleNotFoundError\b|\bImportError\b|\bcmake\b|\bnvcc fatal\b|\bfailed building wheel\b|"
-                r"\bdependency conflict\b|\bcould not build wheels\b|\bundefined symbol\b"),
+                r"\bdependency conflict\b|\bcould not build wheels\b|\bundefined symbol\b|"
+                # building an engine from source, and a compiler's error on a source file of it
+                r"\bbuild(?:ing)? [\w.-]+(?: v?[\d.]+\w*)? from source\b|"
+                r"\.(?:cu|cuh|cpp|cc|cxx|hpp)(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal )?error\b"),
     ("load", r"\bloading (?:the )?(?:model|weights|checkpoint)\b|\bload_model\b|\bllama_model_load\b|"
              r"\berror loading model\b|\bfailed to load model\b|\bsafetensors\b|\bmodel architecture\b|"
              r"\bunsupported (?:model )?architecture\b|\bLoading safetensors checkpoint\b|\bweight loading\b|"
@@ -166,7 +169,7 @@ FAILURES = _table([
             r"\binsufficient memory\b|\bfailed to allocate\b|\bKV cache\b.*\b(?:too small|larger than|not enough)\b|"
             r"\bhipErrorOutOfMemory\b|\bmemory required\b|\bErrorOutOfDeviceMemory\b|"
             # the allocator's own words (llama.cpp, Vulkan, ROCm): "Memory allocation failure", "unable to allocate"
-            r"\bmemory allocation (?:failure|failed|error)\b|\b(?:unable|cannot|could not|can't) allocate\b|"
+            r"\bmemory allocation (?:failure|failed|error)\b|\b(?:unable|cannot|could not|can't) (?:to )?allocate\b|"
             # the kernel's OOM killer: the shell's "Killed" ending a line (a progress bar's last state), dmesg,
             # Docker's exit code 137, Kubernetes
             r"\bOOM[- _]?kill\w*|(?m:(?:^|(?<=[\]\s]))(?-i:Killed)\s*$)|\bKilled process \d+|\bexit(?:ed with)? (?:code|status) 137\b"),
@@ -175,7 +178,9 @@ FAILURES = _table([
               r"\bcontent is (?:empty|null|None)\b|\bnull content\b|\bcontent (?:was|came back|comes back) (?:empty|null|None)\b|"
               r"\bno (?:\w+ )?(?:chunks|tokens|output|text|response|content) (?:was |were )?(?:returned|generated|produced)\b|"
               r"\b(?:0|zero)[- ]length (?:outputs?|responses?|completions?|answers?)\b|"
-              r"\b(?:0|zero) (?:output|completion|generated) tokens\b"),
+              r"\b(?:0|zero) (?:output|completion|generated) tokens\b|"
+              # an answer without a single choice ("choices: []", "0 choices")
+              r"\bchoices['\"]?\s*[:=]\s*\[\s*\]|\b(?:0|zero|no)[- ]choices?\b"),
     # (what repeats is the output: not a user who "repeated the query" or tried something "repeated multiple times")
     ("loop", r"(?<!\bI )(?<!\bwe )(?<!\bI've )(?<!\bwe've )\brepeat(?:s|ing|ed)?\b(?! (?:(?:it|this|that)\b|the (?:query|"
              r"request|call|command|steps?|test|run|download|pull|process)\b|(?:multiple|several|many|a few|\d+) times\b))|"
@@ -198,7 +203,8 @@ FAILURES = _table([
              r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
              r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
     # output no healthy model writes, in the user's words (the artifact recogniser sees it in the output itself)
-    ("garbage", r"\bgibb?e?r*i?sh\b|\bgarbled\b(?![^.\n]{0,30}\b(?:json|tool|arguments?)\b)|\bnonsens\w*|"
+    ("garbage", r"\bgibb?e?r*i?sh\b|\bgarbage\b(?! collect)|"
+                r"\bgarbled\b(?![^.\n]{0,30}\b(?:json|tool|arguments?)\b)|\bnonsens\w*|"
                 r"\bword salad\b|\bincoherent\b|"
                 r"\brandom (?:chars|characters|tokens|symbols|letters|words)\b|"
                 r"\b(?:irrelevant|strange|weird|meaningless|bizarre|crazy|degenerate|unusable) (?:&\s*)?(?:\w+ )?"
@@ -246,7 +252,8 @@ GPU_RE = _Lazy(
     r"Radeon (?:RX |Pro )?\w+(?: XTX| XT)?|(?:Instinct )?MI\d{3}X?|Strix Halo|Ryzen AI Max\+? ?\d*|"
     r"Apple M\d(?: Pro| Max| Ultra)?|M\d (?:Pro|Max|Ultra)|Arc (?:A|B)\d{3}|Intel Arc)\b")
 ARCH_RE = _Lazy(r"\b(sm_?\d{2,3}a?|gfx\d{3,4}[a-z]?)\b|\bcompute capability:? ?(\d{1,2})\.(\d)\b", re.I)
-MEMORY_RE = _Lazy(r"\b(\d{1,4}) ?(?:GB|GiB|G)\b(?: (?:of )?(?:VRAM|GPU memory|unified memory|memory|RAM))?", re.I)
+MEMORY_RE = _Lazy(r"(?<![\d.,])(\d{1,4}(?:\.\d+)?) ?(?:GB|GiB|G)\b"
+                  r"(?: (?:of )?(?:VRAM|GPU memory|unified memory|memory|RAM))?", re.I)
 VENDORS = _table([
     ("amd", r"\brocm\b|\bhip(?:Error\w*|BLAS)?\b|\bgfx\d{3,4}|\bradeon\b|\bMI\d{3}X?\b|\bstrix halo\b|\bryzen ai\b|"
             r"\bamdgpu\b|\bAMD\b"),
@@ -399,7 +406,7 @@ def _hardware(head: str) -> dict | None:
     mem = None
     for m in MEMORY_RE.finditer(head):
         if m.group(0)[len(m.group(1)):].strip().split()[-1].lower() in ("vram", "memory", "ram") or gpu:
-            n = int(m.group(1))
+            n = round(float(m.group(1)))  # "Max memory: 14.741 GB" is 15 GB, not 741
             if 2 <= n <= 2048:
                 mem = n
                 break
