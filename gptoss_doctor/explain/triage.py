@@ -301,6 +301,7 @@ def _backend_down(hits: list[TriageHit], facets: Facets) -> None:
     lost, down = by_id.get("unreachable"), by_id.get("engine-not-ready")
     if lost and down and lost.score >= down.score:
         down.score = lost.score + 0.5
+        down.own = max(down.own, lost.own)  # what the text says of the failure says it of the backend
         down.why.append(f"the proxy answered (HTTP {facets.http_status}): what it could not reach is its backend")
 
 
