@@ -105,11 +105,10 @@ FEATURES = _table([
 
 # --- phase and failure ------------------------------------------------------------------------------------------
 PHASES = _table([
-    ("install", r"\bpip install\b|\bBuilding wheel|\bNo matching distribution\b|\bResolutionImpossible\b|"
-                r"\bModuleNotFoundError\b|\bImportError\b|\bcmake\b|\bnvcc fatal\b|\bfailed building wheel\b|"
+    # the install's own failures: a resolver, an import, a build or a compiler error on a source file
+    ("install", r"\bNo matching distribution\b|\bResolutionImpossible\b|\bNo solution found when resolving\b|"
+                r"\bModuleNotFoundError\b|\bImportError\b|\bnvcc fatal\b|\bfailed building wheel\b|"
                 r"\bdependency conflict\b|\bcould not build wheels\b|\bundefined symbol\b|"
-                # building an engine from source, and a compiler's error on a source file of it
-                r"\bbuild(?:ing)? [\w.-]+(?: v?[\d.]+\w*)? from source\b|"
                 r"\.(?:cu|cuh|cpp|cc|cxx|hpp)(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal )?error\b"),
     ("load", r"\bloading (?:the )?(?:model|weights|checkpoint)\b|\bload_model\b|\bllama_model_load\b|"
              r"\berror loading model\b|\bfailed to load model\b|\bsafetensors\b|\bmodel architecture\b|"
@@ -128,6 +127,10 @@ PHASES = _table([
                  r"fine-?tun(?:e|ing) (?:fails?|failed|runs?|jobs?|crash\w*)|during (?:fine-?tuning|training)|"
                  r"training (?:runs?|loop|steps?|jobs?|fails?|failed|crash\w*)|"
                  r"(?:LoRA|QLoRA|SFT|GRPO|DPO|FSDP|DeepSpeed) (?:training|fine-?tun\w*))\b|微调|训练"),
+    # the install's steps (a pip command, a wheel or an engine built from source): the phase only when the text names
+    # no later one; a report's set-up section ("Your current environment: pip install …") precedes the failure it is
+    # about (the tenth independent set: a vLLM report of reserved tokens in the output, installed with pip)
+    ("install", r"\bpip install\b|\bBuilding wheel|\bcmake\b|\bbuild(?:ing)? [\w.-]+(?: v?[\d.]+\w*)? from source\b"),
 ])
 # what healthy engines print in every log, in words that name a failure kind without being one: Ollama's offload
 # report ("offloading 24 repeating layers to GPU", memory.weights.repeating="10.7 GiB"), vLLM's periodic metrics line
@@ -143,7 +146,11 @@ PROMPT_ECHO = r"\bprompt\b[^<\n]{0,40}[:=]\s*['\"]?\s*<\|start\|>[^\n]*"
 ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)?repeating\b|"
                 r"\bAvg (?:prompt|generation) throughput: [\d.]+ tokens/s\b|"
                 r"\bmode=abort timeout=|\bThis causes a latency spike\b|\bn_ctx\w* = \d+|\btruncated = 0\b|"
-                r"\b(?:latency|duration|elapsed)=[\d.]+ ?(?:ns|µs|us|ms|s)\b|" + PROMPT_ECHO, re.I)
+                r"\b(?:latency|duration|elapsed)=[\d.]+ ?(?:ns|µs|us|ms|s)\b|"
+                # torch's deprecation warning at every vLLM start (2025): its "install" is no install failure
+                r"\bThe pynvml package is deprecated\. Please install nvidia-ml-py instead\.(?: If you did not install "
+                r"pynvml directly, please report this to the maintainers of the package that installed pynvml for you\.)?|"
+                + PROMPT_ECHO, re.I)
 
 
 # a line of pasted code and its comment ("lora_rank = 4 # Larger rank = smarter, but slower"): the comment describes
