@@ -245,6 +245,9 @@ HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
     r"\bHTTP (?:error )?(\d{3})\b",
     r"\"code\":\s*\"?(\d{3})\b",
     r"(?<!\d)(\d{3}) ?(?:状态码|錯誤|错误)|(?:状态码|狀態碼)\D{0,3}(\d{3})\b",  # Chinese: "返回 429 状态码"
+    # "an error 429" in English and its neighbours ("un errore 429", "erreur 503", "Fehler 401"), "codice di stato 429"
+    r"\b(?:error|errore|erreur|fehler|erro)\s+(\d{3})\b|\b(?:codice di stato|code d'[ée]tat|c[óo]digo de estado|"
+    r"c[óo]digo de status|statuscode)\W{0,3}(\d{3})\b",
 ]]
 
 # --- hardware ---------------------------------------------------------------------------------------------------

@@ -440,12 +440,15 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             lead = True
             evidence.append("only the words resemble this issue: none of its messages, patterns or token IDs is "
                             "in the text")
-        if contra and strong < 0.8:
+        if contra and (strong < 0.8 or contra[0] == "engine" and not _embeds(e, real_engines)):
             # the entry is about other hardware, another engine or a self-hosted engine where the text shows a
-            # hosted provider: it drops (a quote of its own message still counts)
+            # hosted provider: it drops. A quote of its own message still counts against hardware or a provider (it
+            # names them itself), not against an engine the text shows: an old engine's "Unknown quantization
+            # method: mxfp4" is printed by vLLM as well as by SGLang (the tenth independent set's vLLM log got the
+            # SGLang issue, high)
             score *= DROP
             lead = True
-            evidence.append("but " + contra)
+            evidence.append("but " + contra[1])
         if quoted and score >= MEDIUM and not ix.context_seen(i, q.haystack):
             # its message is printed by other causes too (a Harmony parser error follows a tool call, a fine-tuned
             # model's stray token, ignore_eos, speculative decoding, concurrency): without a sign of this issue's own
@@ -458,6 +461,15 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
         out.append((min(max(score, 0.0), 0.99), evidence, lead, words_only, not strong and not shared_tokens,
                     (strong, lexical)))
     return out
+
+
+# runners that embed another engine print its messages as their own (Ollama's and LM Studio's runners are llama.cpp)
+EMBEDDED = {"ollama": {"llama.cpp"}, "lmstudio": {"llama.cpp", "mlx"}}
+
+
+def _embeds(e: kb.Entry, real_engines: dict[str, str]) -> bool:
+    """Whether an engine the entry names runs an engine the text shows inside it."""
+    return any(set(real_engines) & EMBEDDED.get(k, set()) for k in e.engines)
 
 
 def _about_layer(e: kb.Entry) -> bool:
@@ -473,20 +485,20 @@ DROP = 0.6  # the score of an entry that contradicts a facet of the text is scal
 RARE_VENDORS = {"amd", "apple", "intel"}
 
 
-def _contradiction(ix: Index, i: int, q: _Query, real_engines: dict[str, str]) -> str | None:
-    """Why an entry contradicts what the text shows (hardware vendor, engine, hosted provider), else None."""
+def _contradiction(ix: Index, i: int, q: _Query, real_engines: dict[str, str]) -> tuple[str, str] | None:
+    """What an entry contradicts in the text ("hardware", "engine" or "provider") and why, else None."""
     e = ix.entries[i]
     if q.vendor and q.vendor != "cpu":
         ev = ix.vendors(i)
         if (ev & RARE_VENDORS and q.vendor not in ev) or (q.vendor in RARE_VENDORS and ev == {"nvidia"}):
-            return f"this issue is about {'/'.join(sorted(ev))} hardware and the text shows {q.vendor}"
+            return "hardware", f"this issue is about {'/'.join(sorted(ev))} hardware and the text shows {q.vendor}"
     specific = set(e.engines) - GENERIC_ENGINES - CLIENT_HINTS
     if real_engines and not q.prose and specific == set(e.engines) and not specific & set(real_engines):
-        return f"this issue is about {', '.join(e.engines)} and the text is from {', '.join(real_engines)}"
+        return "engine", f"this issue is about {', '.join(e.engines)} and the text is from {', '.join(real_engines)}"
     if q.provider and not real_engines and specific and specific == set(e.engines) - CLIENT_HINTS \
             and "hosted" not in e.engines and not _names_provider(e, q.provider):
-        return (f"the text is about the hosted provider {q.provider}, where no {', '.join(sorted(specific))} "
-                "setting is yours to change")
+        return "provider", (f"the text is about the hosted provider {q.provider}, where no "
+                            f"{', '.join(sorted(specific))} setting is yours to change")
     return None
 
 

@@ -246,7 +246,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     the classes its nearest known issues are (``neighbour_votes``), added to what the text shows itself."""
     # "File "…", line 404, in f" is where, not what: no status, no words; nor is a healthy log's routine line
     text = without_routine(FRAME_LINE.sub("", text[:65536]))
-    focus = focus_of(text, errors)
+    focus = focus_of(text, [without_routine(e) for e in errors] if errors else errors)
     folded = literals.fold(f"{focus}\n{text}")
     hits = []
     for c in kb.load_classes():
