@@ -963,3 +963,103 @@ def test_a_decimal_memory_size_is_read_whole():
     ex = explain_text("Tesla T4. Num GPUs = 1. Max memory: 14.741 GB. Platform: Linux.\nCUDA out of memory",
                       allow_download=False)
     assert ex.facets.hardware["memory_gb"] == 15
+
+
+def _confident(found, entry_id):
+    return [m for m in found if m.entry.id == entry_id and m.confidence in ("high", "medium")]
+
+
+def test_a_notice_every_load_prints_is_no_diagnosis_of_the_crash_after_it():
+    # https://github.com/kbllm149-hub/llm-KB/blob/ce7e62f840485a57839aee54170ed298ff06db47/gpt_oss_(20B)_Fine_tuning.ipynb
+    text = """==((====))==  Unsloth 2025.8.9: Fast Gpt_Oss patching. Transformers: 4.55.4.
+   \\\\   /|    NVIDIA GeForce RTX 5090 Laptop GPU. Num GPUs = 1. Max memory: 23.889 GB. Platform: Windows.
+O^O/ \\_/ \\    Torch: 2.8.0+cu128. CUDA: 12.0. CUDA Toolkit: 12.8. Triton: 3.4.0
+Unsloth: Gpt_Oss does not support SDPA - switching to eager!
+Loading checkpoint shards: 100%|##########| 4/4 [00:19<00:00,  4.86s/it]
+The Kernel crashed while executing code in the current cell or a previous cell."""
+    found = explain_text(text, allow_download=False).matches
+    assert not _confident(found, "gptoss-attention-sinks-backend-unsupported"), [(m.entry.id, m.confidence) for m in found]
+    # the same notice as the subject of a report still finds its issue; transformers' refusal of SDPA is an error
+    asked = explain_text("I see the following warning when fine-tuning GPT-OSS\n"
+                         "Unsloth: Gpt_Oss does not support SDPA - switching to eager!", allow_download=False).matches
+    assert asked and asked[0].entry.id == "gptoss-attention-sinks-backend-unsupported"
+    error = explain_text("After I trained and loaded the model for use, I got this error:\nGptOssForCausalLM does not "
+                         "support an attention implementation through torch.nn.functional.scaled_dot_product_attention "
+                         "yet.", allow_download=False).matches
+    assert _confident(error[:1], "gptoss-attention-sinks-backend-unsupported")
+
+
+def test_a_vertex_model_route_alone_is_not_the_gemini_client_issue():
+    # https://github.com/Secure-Reasoning-Lab/CRC-Evaluate/blob/62eb250f084efa7363d9026fb20e778da759bfef/.claude/skills/agent-smoke-test-runner/SKILL.md
+    text = ("6. **`gpt-oss-120b`** partially works — litellm tries Anthropic endpoint first (fails), then falls back "
+            "to `vertex_ai/openai/gpt-oss-120b-maas`. Many requests fail before fallback kicks in")
+    found = explain_text(text, allow_download=False).matches
+    assert not _confident(found, "hosted-vertex-gpt-oss-maas-gemini-client"), [(m.entry.id, m.confidence) for m in found]
+    # through a Gemini client it is the issue
+    gemini = explain_text("pydantic-ai google-vertex:gpt-oss-120b-maas fails: google.genai.errors.ClientError: 400 "
+                          "INVALID_ARGUMENT", allow_download=False).matches
+    assert _confident(gemini[:1], "hosted-vertex-gpt-oss-maas-gemini-client")
+
+
+def test_another_engines_issue_that_quotes_the_same_message_drops():
+    # https://github.com/scient-lab/neuro_SI_pipeline/blob/aa8a5ffdb2876dbd0287c96be6d8f9fa5c76bdc2/docs/EXTRACT_GRAPHMERT_BUGS.md
+    text = ("### C4 — `openai/gpt-oss-20b` MXFP4 quantization incompatible with vLLM 0.7.3\n\n- **Symptom**: "
+            "`fact_score.py` crashed at vLLM model load with\n  `ValueError: Unknown quantization method: mxfp4. "
+            "Must be one of [...]`.")
+    found = explain_text(text, allow_download=False).matches
+    sglang = [m for m in found if m.entry.id == "sglang-gptoss-mxfp4-intel-xpu-cpu-unknown-quantization"]
+    assert sglang and sglang[0].confidence == "low" and any("the text is from vllm" in ev for ev in sglang[0].evidence)
+
+
+def test_groqs_tool_argument_error_is_not_llama_cpps_issue_without_llama_cpp():
+    # https://github.com/aaif-goose/goose/issues/4017 (the text as it would read if no Groq issue were known)
+    text = ("Then configure failes with error `Request failed: Failed to parse tool call arguments as JSON "
+            "(code: tool_use_failed, type: invalid_request_error) (status 400)`")
+    found = explain_text(text, allow_download=False).matches
+    assert not _confident(found, "llamacpp-gptoss-tool-arguments-history-500"), [(m.entry.id, m.confidence) for m in found]
+    llama = explain_text("llama-server: Failed to parse tool call arguments as JSON after a few turns with gpt-oss",
+                         allow_download=False).matches
+    assert llama and llama[0].entry.id == "llamacpp-gptoss-tool-arguments-history-500"
+
+
+def test_a_model_named_command_a_is_another_family():
+    # https://github.com/ggml-org/llama.cpp/issues/14157
+    text = ("Eval bug: Command-A forces full-prompt re-processing due to lack of cache data\nCohere Command-A Q4_K_S\n"
+            "`forcing full prompt re-processing due to lack of cache data (likely due to SWA, see "
+            "https://github.com/ggml-org/llama.cpp/pull/13194#issuecomment-2868343055)`")
+    found = explain_text(text, allow_download=False).matches
+    assert not [m for m in found if m.confidence in ("high", "medium")], [(m.entry.id, m.confidence) for m in found]
+
+
+@pytest.mark.parametrize("text, cls", [
+    # https://github.com/vllm-project/vllm/issues/22287 (a set-up section's pip install precedes the failure)
+    ("[Bug]: gpt-oss-20b sometimes emits reserved tokens\n### Your current environment Install the PR ```bash uv pip "
+     "install --pre vllm==0.10.1+gptoss --extra-index-url https://wheels.vllm.ai/gpt-oss/ ``` ### Describe the bug "
+     "`gpt-oss-20b` emits raw reserved tokens about 12% of the time in my prompt `write a long poem`. Repro "
+     "instructions: 1. Start server `vllm serve openai/gpt-oss-20b`", "harmony-leak"),
+    # https://github.com/openai/openai-cookbook/issues/2330
+    ("vLLM installation instructions outdated - PyTorch nightly build no longer available\n```\n× No solution found "
+     "when resolving dependencies:  ╰─▶ Because there is no version of torch==2.9.0.dev20250804+cu128 and "
+     "vllm==0.10.1+gptoss depends on torch==2.9.0.dev20250804+cu128, we can conclude that vllm==0.10.1+gptoss cannot "
+     "be used.\n```", "install-build"),
+    # https://blog.jqknono.com/it-it/blog/2026/02/09/openrouter-gpt-oss-120b-chinese-bug
+    ("Registro di debug: il modello OpenRouter gpt-oss-120b non supporta le richieste in cinese\nRegistra "
+     "un'esperienza di debug dell'API, in cui il modello gpt-oss-120b di OpenRouter restituiva un errore 429 per le "
+     "richieste in cinese, mentre rispondeva normalmente a quelle in inglese.", "proxy-wrapped"),
+])
+def test_set_up_words_and_other_languages_statuses_pick_the_class(text, cls):
+    ex = explain_text(text, allow_download=False)
+    assert ex.triage and ex.triage[0].cls.id == cls, [(h.cls.id, h.basis, h.why) for h in ex.triage]
+
+
+def test_a_routine_throughput_line_inside_an_error_line_is_no_slowness():
+    # https://github.com/vllm-project/vllm/issues/27116 (the issue's log arrives as one line)
+    text = ("[Bug]: vLLM failure (ray.exceptions.RayChannelTimeoutError) observed since v0.10.2, with tp=8, pp=4\n"
+            "vLLM is crashing when I start inference workload, i.e. first chatbot request, on a distributed AI rig. "
+            "(APIServer pid=426) INFO 10-07 12:50:14 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+            "Avg generation throughput: 0.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs (EngineCore_DP0 pid=610) ERROR "
+            "10-07 12:51:42 [dump_input.py:69] Dumping input data for V1 LLM engine (v0.10.2) with config: "
+            "model='openai/gpt-oss-120b'")
+    ex = explain_text(text, allow_download=False)
+    assert ex.triage and ex.triage[0].cls.id != "looping-slow", [(h.cls.id, h.basis, h.why) for h in ex.triage]
+    assert not any("tokens/s" in w for h in ex.triage for w in h.why)

@@ -56,7 +56,9 @@ GPTOSS_NAME_RE = re.compile(r"gpt[-_ ]?oss|o200k|assistantfinal", re.I)
 # another model family named, without gpt-oss: a lexical resemblance is not a diagnosis
 OTHER_MODEL_RE = re.compile(
     r"\b(?:qwen\d*|llama[- ]?[234]|llama3|mistral|mixtral|deepseek|gemma\d*|glm-?\d|kimi|phi-?\d|granite|"
-    r"command-r|internlm|minimax|nemotron|seed[-_]oss|falcon|hermes-?\d|claude|gemini|devstral|magistral|"
+    r"command-?[ar]|internlm|minimax|nemotron|seed[-_]oss|falcon|hermes-?\d|claude|gemini|devstral|magistral|"
+    r"qwq|mimo|hunyuan|exaone|olmo-?\d*|smollm\d*|minicpm\w*|internvl\w*|llava|codestral|ministral|pixtral|jamba|"
+    r"dbrx|starcoder\d*|cogito|chatglm\d*|skywork|apertus|lfm-?\d[\w.]*|"
     r"o[134](?:-mini|-pro|-preview)?|gpt-?(?:3\.5|4|4o|4\.1|5)(?:[.-][\w.]+)?|grok|ernie|baichuan|yi-\d)\b", re.I)
 
 
