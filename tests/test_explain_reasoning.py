@@ -1063,3 +1063,17 @@ def test_a_routine_throughput_line_inside_an_error_line_is_no_slowness():
     ex = explain_text(text, allow_download=False)
     assert ex.triage and ex.triage[0].cls.id != "looping-slow", [(h.cls.id, h.basis, h.why) for h in ex.triage]
     assert not any("tokens/s" in w for h in ex.triage for w in h.why)
+
+
+def test_the_fields_a_schema_error_lists_and_a_responses_empty_defaults_name_no_feature():
+    # https://github.com/BerriAI/litellm/issues/14225 (Bedrock lists every field it would have accepted)
+    text = ('"BadRequestError: BedrockException - {\\"message\\":\\"The model returned the following errors: Failed to '
+            'deserialize the JSON body into the target type: thinking: unknown field `thinking`, expected one of '
+            '`messages`, `model`, `store`, `reasoning_effort`, `max_tokens`, `stream`, `tools`, `tool_choice`, '
+            '`parallel_tool_calls`, `user`, `function_call`, `functions` at line 1 column 212\\"}"')
+    ex = explain_text(text, allow_download=False)
+    assert "tools" not in ex.facets.features
+    assert ex.triage and ex.triage[0].cls.id != "tool-calls", [(h.cls.id, h.why) for h in ex.triage]
+    reply = explain_text('{"choices":[{"message":{"role":"assistant","content":"","refusal":null,"function_call":null,'
+                         '"tool_calls":[]}}]}', allow_download=False)
+    assert "tools" not in reply.facets.features

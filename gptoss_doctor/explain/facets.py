@@ -150,6 +150,10 @@ ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)
                 # torch's deprecation warning at every vLLM start (2025): its "install" is no install failure
                 r"\bThe pynvml package is deprecated\. Please install nvidia-ml-py instead\.(?: If you did not install "
                 r"pynvml directly, please report this to the maintainers of the package that installed pynvml for you\.)?|"
+                # the empty default fields of every chat completion a client prints ('"tool_calls":[]',
+                # 'function_call=None'), and the list of fields a schema error says it expected: names, no subject
+                r"[\"']?\b(?:tool_calls|function_call|audio|refusal|annotations|reasoning_content|logprobs)[\"']?\s*[:=]\s*"
+                r"(?:\[\s*\]|null|None)|\bexpected one of (?:`[^`\n]{1,40}`(?:,\s*|\s+or\s+)?){2,}|"
                 + PROMPT_ECHO, re.I)
 
 
@@ -473,7 +477,8 @@ def extract(parsed: Parsed, text: str | None = None, *, garbage: bool = False,
         f.streaming = False
     elif STREAM_ON.search(head):
         f.streaming = True
-    f.features = [name for name, rx in FEATURES if rx.search(head)]
+    told = without_routine(head)
+    f.features = [name for name, rx in FEATURES if rx.search(told)]
     phase = _first(PHASES, head)
     f.phase = phase[0] if phase else None
     f.http_status = _status(parsed, head)
@@ -481,7 +486,6 @@ def extract(parsed: Parsed, text: str | None = None, *, garbage: bool = False,
     kinds = {e.kind for e in parsed.errors}
     if kinds & {"traceback", "exception", "openai-sdk", "proxy", "harmony", "vocab"}:
         failure.append("exception")
-    told = without_routine(head)
     for name, rx in FAILURES:
         if rx.search(told):
             failure.append(name)
