@@ -82,7 +82,11 @@ def test_every_message_signature_finds_its_entry(entry):
         mine = next(m for m in found if m.entry.id == entry.id)
         if alone:
             assert mine.confidence == "low" and any("other causes print" in ev for ev in mine.evidence), msg
-            assert not [m for m in found if m.confidence in ("high", "medium")], msg
+            # ... and nothing is confident on words: only an issue that quotes or matches the same message itself
+            # (the common cause of a message this one shares: an old runtime's "invalid ggml type 39")
+            assert not [m for m in found if m.confidence in ("high", "medium")
+                        and not any(ev.startswith(("the text quotes the known message", "the text matches this issue's "
+                                                   "pattern", "the text has the known message")) for ev in m.evidence)], msg
         else:
             assert mine.confidence in ("high", "medium")
 
