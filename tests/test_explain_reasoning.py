@@ -1074,6 +1074,11 @@ def test_the_fields_a_schema_error_lists_and_a_responses_empty_defaults_name_no_
     ex = explain_text(text, allow_download=False)
     assert "tools" not in ex.facets.features
     assert ex.triage and ex.triage[0].cls.id != "tool-calls", [(h.cls.id, h.why) for h in ex.triage]
-    reply = explain_text('{"choices":[{"message":{"role":"assistant","content":"","refusal":null,"function_call":null,'
-                         '"tool_calls":[]}}]}', allow_download=False)
+    reply = explain_text('{"choices":[{"message":{"role":"assistant","content":"","refusal":null,"tool_calls":[]}}]}',
+                         allow_download=False)
     assert "tools" not in reply.facets.features
+    # a tool call that is None beside reasoning that meant to make one is the tool-call fault (no tool flags)
+    meant = explain_text("ChatCompletionMessage(content=None, refusal=None, role='assistant', tool_calls=None, "
+                         "reasoning='The user needs information that get_weather provides. I should call get_weather.')",
+                         allow_download=False)
+    assert "tools" in meant.facets.features

@@ -150,10 +150,11 @@ ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)
                 # torch's deprecation warning at every vLLM start (2025): its "install" is no install failure
                 r"\bThe pynvml package is deprecated\. Please install nvidia-ml-py instead\.(?: If you did not install "
                 r"pynvml directly, please report this to the maintainers of the package that installed pynvml for you\.)?|"
-                # the empty default fields of every chat completion a client prints ('"tool_calls":[]',
-                # 'function_call=None'), and the list of fields a schema error says it expected: names, no subject
-                r"[\"']?\b(?:tool_calls|function_call|audio|refusal|annotations|reasoning_content|logprobs)[\"']?\s*[:=]\s*"
-                r"(?:\[\s*\]|null|None)|\bexpected one of (?:`[^`\n]{1,40}`(?:,\s*|\s+or\s+)?){2,}|"
+                # the empty default fields of every chat completion a client prints ('"tool_calls":[]', 'refusal=None'),
+                # and the list of fields a schema error says it expected: names, no subject. (A tool call that is None
+                # beside reasoning that meant to call one is the tool-call fault: 'tool_calls=None' stays.)
+                r"[\"']?\b(?:tool_calls[\"']?\s*[:=]\s*\[\s*\]|(?:audio|refusal|annotations|reasoning_content|logprobs)"
+                r"[\"']?\s*[:=]\s*(?:\[\s*\]|null|None))|\bexpected one of (?:`[^`\n]{1,40}`(?:,\s*|\s+or\s+)?){2,}|"
                 + PROMPT_ECHO, re.I)
 
 

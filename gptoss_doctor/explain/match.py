@@ -398,7 +398,7 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             if same:
                 score += 0.06
                 # a proxy in the text is a hop: it names no engine the model ran on, so it confirms nothing alone
-                agrees = any(k != "litellm" for k in same)
+                agrees = any(k not in HOPS for k in same)
                 evidence.append(f'engine {same[0]} (seen as "{real_engines[same[0]][:60]}") is affected')
             elif not GENERIC_ENGINES & set(e.engines):
                 score -= 0.12
@@ -442,7 +442,8 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             lead = True
             evidence.append("only the words resemble this issue: none of its messages, patterns or token IDs is "
                             "in the text")
-        if contra and (strong < 0.8 or contra[0] == "engine" and not _embeds(e, real_engines)):
+        if contra and (strong < 0.8 or contra[0] == "engine" and set(real_engines) - HOPS
+                       and not _embeds(e, real_engines)):
             # the entry is about other hardware, another engine or a self-hosted engine where the text shows a
             # hosted provider: it drops. A quote of its own message still counts against hardware or a provider (it
             # names them itself), not against an engine the text shows: an old engine's "Unknown quantization
@@ -465,6 +466,8 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
     return out
 
 
+# a proxy in the text is a hop, not the engine the model ran on: a backend's message it passes on is the backend's
+HOPS = {"litellm"}
 # runners that embed another engine print its messages as their own (Ollama's and LM Studio's runners are llama.cpp)
 EMBEDDED = {"ollama": {"llama.cpp"}, "lmstudio": {"llama.cpp", "mlx"}}
 
