@@ -36,6 +36,10 @@ NON_ENGINE_HINTS = {"openai-sdk", "client", "any", "harmony"}
 # fault is often in the server behind them)
 CLIENT_HINTS = {"codex", "openai-agents", "langchain", "llamaindex", "open-webui", "continue", "cline", "roo-code",
                 "anythingllm", "aider", "pydantic-ai", "vercel-ai", "hosted"}
+# a proxy in the text is a hop, not the engine the model ran on: a backend's message it passes on is the backend's
+HOPS = {"litellm"}
+# runners that embed another engine print its messages as their own (Ollama's and LM Studio's runners are llama.cpp)
+EMBEDDED = {"ollama": {"llama.cpp"}, "lmstudio": {"llama.cpp", "mlx"}}
 GENERIC_FINDINGS = {"probe.tools.no_parser"}  # artifacts any model family can show
 GENERIC_ENGINES = {"any", "client", "openai-sdk", "harmony"}
 # a reporter's own sentences beside the error messages of a structured text: lines this long at least, this much in
@@ -442,8 +446,9 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             lead = True
             evidence.append("only the words resemble this issue: none of its messages, patterns or token IDs is "
                             "in the text")
-        if contra and (strong < 0.8 or contra[0] == "engine" and set(real_engines) - HOPS
-                       and not _embeds(e, real_engines)):
+        other_engine = contra is not None and contra[0] == "engine" and bool(set(real_engines) - HOPS) \
+            and not _embeds(e, real_engines)
+        if contra and (strong < 0.8 or other_engine):
             # the entry is about other hardware, another engine or a self-hosted engine where the text shows a
             # hosted provider: it drops. A quote of its own message still counts against hardware or a provider (it
             # names them itself), not against an engine the text shows: an old engine's "Unknown quantization
@@ -466,10 +471,6 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
     return out
 
 
-# a proxy in the text is a hop, not the engine the model ran on: a backend's message it passes on is the backend's
-HOPS = {"litellm"}
-# runners that embed another engine print its messages as their own (Ollama's and LM Studio's runners are llama.cpp)
-EMBEDDED = {"ollama": {"llama.cpp"}, "lmstudio": {"llama.cpp", "mlx"}}
 
 
 def _embeds(e: kb.Entry, real_engines: dict[str, str]) -> bool:
@@ -480,7 +481,7 @@ def _embeds(e: kb.Entry, real_engines: dict[str, str]) -> bool:
 def _about_layer(e: kb.Entry) -> bool:
     """An entry about a hosted provider, a proxy or a client library (not an engine): its messages are that
     layer's, the same whatever model is behind it."""
-    return bool(e.engines) and set(e.engines) <= (CLIENT_HINTS | GENERIC_ENGINES | {"litellm"})
+    return bool(e.engines) and set(e.engines) <= (CLIENT_HINTS | GENERIC_ENGINES | HOPS)
 
 
 # a quote without its entry's own setting (signatures.context) is a lead, scored as one: below a medium match (at
