@@ -20,12 +20,12 @@ with the JSON-RPC 2.0 error the specification asks for (https://www.jsonrpc.org/
 
 import json
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor.errors import UsageError, describe_exception
 from gptoss_doctor.output.sink import printable
 from gptoss_doctor.redact import SECRET_VARS, redact
@@ -40,7 +40,7 @@ INSTRUCTIONS = (
 DEADLINES = {"explain": 60, "decode": 30, "kb": 30, "check": 300, "scan": 120, "fix-config": 180}
 COMMANDS = {"explain": "explain", "decode": "decode", "kb_search": "kb search", "kb_show": "kb show", "check": "check",
             "scan": "scan", "fix_config_plan": "fix-config", "fix_config_apply": "fix-config"}
-ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+ENV_NAME_RE = _rx.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 @dataclass

@@ -11,16 +11,18 @@ import os
 import re
 from typing import Any
 
+from gptoss_doctor import rx as _rx
+
 SECRET_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "LITELLM_MASTER_KEY", "LITELLM_API_KEY",
                "ANTHROPIC_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "GITHUB_TOKEN")
 SHAPES = [
-    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=/+]{6,}"), r"\1***"),
+    (_rx.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=/+]{6,}"), r"\1***"),
     # Basic credentials: user:password in base64 (a URL's user:password@ sent as a header, echoed back by a server)
-    (re.compile(r"(?i)(basic\s+)([A-Za-z0-9+/]{4,}={0,2})"), lambda m: m.group(1) + "***" if _is_basic(m.group(2))
+    (_rx.compile(r"(?i)(basic\s+)([A-Za-z0-9+/]{4,}={0,2})"), lambda m: m.group(1) + "***" if _is_basic(m.group(2))
      else m.group(0)),
-    (re.compile(r"//[^/@\s]*@"), "//***@"),  # user:password@ in URLs
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), "hf_***"),
-    (re.compile(r"\bsk-(?:proj-|live-|ant-)?[A-Za-z0-9_\-]{16,}\b"), "sk-***"),
+    (_rx.compile(r"//[^/@\s]*@"), "//***@"),  # user:password@ in URLs
+    (_rx.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), "hf_***"),
+    (_rx.compile(r"\bsk-(?:proj-|live-|ant-)?[A-Za-z0-9_\-]{16,}\b"), "sk-***"),
 ]
 _REMEMBERED: set[str] = set()
 
@@ -75,10 +77,10 @@ def _walk(obj: Any, known: list[str]) -> Any:
 # --client-secret; not --max-tokens or --tokenizer); a secret variable likewise, in any case (HF_TOKEN, hf_token),
 # and Authorization (its value is a scheme and a credential: "Authorization=Bearer …").
 _SECRET_NAME = r"(?:api[-_]?key|token|secret|password|passwd|master[-_]?key)"
-SECRET_FLAG_RE = re.compile(rf"--[a-z0-9][a-z0-9_-]*?{_SECRET_NAME}|--{_SECRET_NAME}", re.I)
+SECRET_FLAG_RE = _rx.compile(rf"--[a-z0-9][a-z0-9_-]*?{_SECRET_NAME}|--{_SECRET_NAME}", re.I)
 _VALUE = r"(?:bearer|basic|token)\s+[^\s\"']+|\"[^\"]*\"|'[^']*'|[^\s\"']+"
-SECRET_ARG_RE = re.compile(rf"((?<![\w-])(?:{SECRET_FLAG_RE.pattern})(?:=|\s+))({_VALUE})", re.I)
-SECRET_ASSIGN_RE = re.compile(rf"(\b(?:(?:[A-Za-z_][A-Za-z0-9_]*?)?{_SECRET_NAME}|authorization)=)({_VALUE})", re.I)
+SECRET_ARG_RE = _rx.compile(rf"((?<![\w-])(?:{SECRET_FLAG_RE.pattern})(?:=|\s+))({_VALUE})", re.I)
+SECRET_ASSIGN_RE = _rx.compile(rf"(\b(?:(?:[A-Za-z_][A-Za-z0-9_]*?)?{_SECRET_NAME}|authorization)=)({_VALUE})", re.I)
 
 
 def is_secret_flag(arg: str) -> bool:

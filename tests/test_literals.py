@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gptoss_doctor import kb
+from gptoss_doctor import kb, rx
 from gptoss_doctor.explain import facets, literals, parse
 from gptoss_doctor.explain.parse import _Lazy
 
@@ -126,15 +126,15 @@ def test_a_damaged_cache_file_is_ignored(tmp_path, monkeypatch):
     import marshal
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(literals, "_SEEN", {})
-    monkeypatch.setattr(literals, "_STATE", {"loaded": False, "dirty": True})
+    monkeypatch.setattr(literals, "_MEMO", rx.Memo(literals._MEMO.name, literals._valid))
+    monkeypatch.setattr(literals._MEMO, "dirty", True)  # nothing written back at exit
     path = literals.cache_file()
     path.parent.mkdir(parents=True)
     # a file that claims the pattern needs a literal it does not: trusting it would skip a real match
     path.write_bytes(marshal.dumps({("zebra \\d+", int(re.I)): ["nowhere"], ("x", 2): 5}))
     assert not literals.cannot_match("zebra \\d+", re.I, "a zebra 12")
     path.write_bytes(b"\x00garbage")
-    monkeypatch.setattr(literals, "_SEEN", {})
-    monkeypatch.setattr(literals, "_STATE", {"loaded": False, "dirty": True})
+    monkeypatch.setattr(literals, "_MEMO", rx.Memo(literals._MEMO.name, literals._valid))
+    monkeypatch.setattr(literals._MEMO, "dirty", True)
     assert not literals.cannot_match("zebra \\d+", re.I, "a zebra 12")
     assert literals.cannot_match("zebra \\d+", re.I, "a horse 12")

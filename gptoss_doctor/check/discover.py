@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import engines
 from gptoss_doctor.engines.profile import Signals, as_int
 from gptoss_doctor.harmony.tokens import SPECIAL_IDS
@@ -18,7 +19,7 @@ from gptoss_doctor.net.http import Client, Response
 
 TOKENIZE_PROBE = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>"]
 
-GPT_OSS_RE = re.compile(r"gpt[-_ .]?oss", re.I)
+GPT_OSS_RE = _rx.compile(r"gpt[-_ .]?oss", re.I)
 
 DISCOVERY_TIMEOUT = 10.0
 # Phase-1 GETs: (path, send the API key?)

@@ -3,9 +3,9 @@ health, models, context and stop tokens, and the doctor's own fix when no knowle
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Optional
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import engines
 from gptoss_doctor.check.finding_ids import FINDING_IDS
 from gptoss_doctor.check.localfiles import find_generation_config, local_model_type, read_eos
@@ -454,4 +454,4 @@ def judge_unoffered_tool_call(col: Collector) -> None:
 
 
 # an answer that begins with a Harmony channel name glued to its text (analysisThe…, assistantfinal{…, finalHello)
-FLAT_START_RE = re.compile(r"(?:assistant)?(?:analysis|final|commentary)(?=[A-Z{\[\"]|\s*to=)")
+FLAT_START_RE = _rx.compile(r"(?:assistant)?(?:analysis|final|commentary)(?=[A-Z{\[\"]|\s*to=)")

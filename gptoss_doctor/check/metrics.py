@@ -15,12 +15,13 @@ Metric names, per engine (the engines' own documentation and exporters; each eng
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, field
 
+from gptoss_doctor import rx as _rx
+
 MAX_LINES = 20000
-LINE_RE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]{0,2000}\})?\s+(\S+)")
-LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+LINE_RE = _rx.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]{0,2000}\})?\s+(\S+)")
+LABEL_RE = _rx.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 # thresholds (documented in the README): warn at or above
 KV_WARN = 0.90

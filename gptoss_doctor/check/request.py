@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Optional
 from urllib.parse import urlsplit
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor.errors import UsageError
 
 MAX_REQUEST = 8 << 20
-SECRET_HEADER_RE = re.compile(r"authorization|api[-_]?key|token|secret|cookie|password", re.I)
+SECRET_HEADER_RE = _rx.compile(r"authorization|api[-_]?key|token|secret|cookie|password", re.I)
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 RESPONSES_PATHS = ("/v1/responses", "/responses")
 DATA_FLAGS = ("-d", "--data", "--data-raw", "--data-binary", "--data-ascii", "--json")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from gptoss_doctor import rx as _rx
+
 from gptoss_doctor.engines.profile import EngineProfile, Rule, as_int, as_str, json_obj
 
 
@@ -30,7 +32,7 @@ def _version(s):
     return as_str((s.readiness or {}).get("litellm_version")) or as_str(s.headers.get("x-litellm-version"))
 
 
-_OPENAPI_VERSION = re.compile(r'^\s*\{\s*"openapi"\s*:\s*"[^"]*"\s*,\s*"info"\s*:\s*\{.*?"version"\s*:\s*"([0-9][\w.+-]{0,39})"',
+_OPENAPI_VERSION = _rx.compile(r'^\s*\{\s*"openapi"\s*:\s*"[^"]*"\s*,\s*"info"\s*:\s*\{.*?"version"\s*:\s*"([0-9][\w.+-]{0,39})"',
                               re.S)
 
 

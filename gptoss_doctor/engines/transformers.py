@@ -11,8 +11,8 @@ finish_reason chunk without ``data: [DONE]``; /v1/responses always answers a str
 
 from __future__ import annotations
 
-import re
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor.engines.profile import PARSER_FINDINGS, EngineProfile, Rule
 
 
@@ -21,7 +21,7 @@ def _fractional_created(s) -> bool:
                                  for c in s.cards) and s.owned == {"openai"}
 
 
-PINNED_RE = re.compile(r"Server is pinned to '([^']{1,300})'")
+PINNED_RE = _rx.compile(r"Server is pinned to '([^']{1,300})'")
 
 
 async def _pinned_model(client, d) -> None:

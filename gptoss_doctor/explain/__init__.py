@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import engines
 from gptoss_doctor.explain import artifacts as artifacts_mod
 from gptoss_doctor.explain import facets as facets_mod
@@ -140,11 +141,11 @@ def default_trackers(phase: str | None) -> list[str]:
 
 
 _VARIABLE = [
-    (re.compile(r"^.*?\b(?=[A-Za-z_][\w.]*(?:Error|Exception)\b)"), ""),  # log prefixes before the exception name
-    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}"), " "),            # paths
-    (re.compile(r"\b(?:chatcmpl|resp|req|cmpl|call)[-_][\w-]+|\b[0-9a-f]{12,}\b"), " "),  # request ids, hashes
-    (re.compile(r"\b\d{4}-\d\d-\d\d[T ][\d:.,]+Z?|\b\d\d:\d\d:\d\d(?:[.,]\d+)?"), " "),  # timestamps
-    (re.compile(r"\s+"), " "),
+    (_rx.compile(r"^.*?\b(?=[A-Za-z_][\w.]*(?:Error|Exception)\b)"), ""),  # log prefixes before the exception name
+    (_rx.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}"), " "),            # paths
+    (_rx.compile(r"\b(?:chatcmpl|resp|req|cmpl|call)[-_][\w-]+|\b[0-9a-f]{12,}\b"), " "),  # request ids, hashes
+    (_rx.compile(r"\b\d{4}-\d\d-\d\d[T ][\d:.,]+Z?|\b\d\d:\d\d:\d\d(?:[.,]\d+)?"), " "),  # timestamps
+    (_rx.compile(r"\s+"), " "),
 ]
 
 
@@ -187,11 +188,11 @@ def words_hint(words: str | None, parsed: Parsed, phase: str | None = None) -> d
         {"repo": r, "url": f"https://github.com/{r}/issues?q={quote_plus(words)}"} for r in dict.fromkeys(repos)]}
 
 
-WORD_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
+WORD_RE = _rx.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
 MAX_WORDS = 5
 
 
-URL_RE = re.compile(r"\b(?:https?://|www\.)\S+|(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.(?:com|org|io|ai|dev|net)/\S*", re.I)
+URL_RE = _rx.compile(r"\b(?:https?://|www\.)\S+|(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.(?:com|org|io|ai|dev|net)/\S*", re.I)
 
 
 def telling_words(text: str, ranker) -> str | None:

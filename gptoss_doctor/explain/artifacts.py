@@ -16,10 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-SPECIAL_RE = re.compile(r"<\|(start|end|message|channel|constrain|return|call|startoftext|endoftext)\|>")
+from gptoss_doctor import rx as _rx
+
+SPECIAL_RE = _rx.compile(r"<\|(start|end|message|channel|constrain|return|call|startoftext|endoftext)\|>")
 TERMINATORS = {"end", "call", "return"}
 ROLES = {"assistant", "user", "system", "developer", "tool"}
-TO_RE = re.compile(r"(?:^|\s)to=([A-Za-z_][\w.\-]*)")
+TO_RE = _rx.compile(r"(?:^|\s)to=([A-Za-z_][\w.\-]*)")
 MAX_TEXT = 1 << 20
 MAX_MESSAGES = 64
 
@@ -121,8 +123,8 @@ def parse_harmony(text: str) -> list[HarmonyMessage]:
 
 
 # --- flattened channels: the special tokens were stripped (skip_special_tokens) -------------------------------
-FLAT_SPLIT_RE = re.compile(r"(?:^|(?<=[^A-Za-z])|assistant)(analysis|commentary|final)(?=[A-Z\"{\[<*#0-9]|\s+to=|\s*json)")
-FLAT_MARK_RE = re.compile(r"assistant(?:final|commentary|analysis)|^\s*(?:analysis|final)[A-Z]", re.M)
+FLAT_SPLIT_RE = _rx.compile(r"(?:^|(?<=[^A-Za-z])|assistant)(analysis|commentary|final)(?=[A-Z\"{\[<*#0-9]|\s+to=|\s*json)")
+FLAT_MARK_RE = _rx.compile(r"assistant(?:final|commentary|analysis)|^\s*(?:analysis|final)[A-Z]", re.M)
 
 
 def parse_flattened(text: str) -> list[HarmonyMessage]:
@@ -149,10 +151,10 @@ def parse_flattened(text: str) -> list[HarmonyMessage]:
 
 
 # --- duplicated streamed fragments -------------------------------------------------------------------------------
-DOUBLED_WORD_RE = re.compile(r"(?<![A-Za-z])([A-Za-z]{3,})\1(?![a-z])")
-DOUBLED_PUNCT_RE = re.compile(r",,|::|\{\s*\\?n?\s*\{|\"\s\"|\\\"\s\\\"")
+DOUBLED_WORD_RE = _rx.compile(r"(?<![A-Za-z])([A-Za-z]{3,})\1(?![a-z])")
+DOUBLED_PUNCT_RE = _rx.compile(r",,|::|\{\s*\\?n?\s*\{|\"\s\"|\\\"\s\\\"")
 # JSON arguments whose streamed pieces were each sent twice: '{"{"city"city": ": "PariParis"}s"}'
-DOUBLED_JSON_RE = re.compile(r'\{\\?"\{\\?"|\\?":\s?\\?":\s?\\?"')
+DOUBLED_JSON_RE = _rx.compile(r'\{\\?"\{\\?"|\\?":\s?\\?":\s?\\?"')
 NATURAL_DOUBLES = {"bon", "cous", "mur", "tar", "bye", "pom", "tom", "yo-", "cha", "hub", "pap", "ma", "xox", "lol",
                    "ha", "boo", "can", "dum", "tut", "bar", "nana", "hot"}
 
@@ -203,7 +205,7 @@ def garbled(text: str, *, runs: int = 2) -> str | None:
 
 
 # --- a tool call written as JSON text ------------------------------------------------------------------------------
-JSON_CALL_RE = re.compile(
+JSON_CALL_RE = _rx.compile(
     r"""\{\s*(?:\\?["'])name(?:\\?["'])\s*:\s*(?:\\?["'])([\w.\-]+)(?:\\?["'])\s*,\s*"""
     r"""(?:\\?["'])(?:arguments|parameters)(?:\\?["'])\s*:""")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import engines
 from gptoss_doctor.explain.parse import Parsed, _Lazy
 
@@ -359,7 +360,7 @@ def _engine(parsed: Parsed, head: str) -> dict | None:
         if key == "litellm" or not engines.known(key):
             continue
         version = None
-        rx = re.compile(rf"\b{re.escape(key)}(?:[-_ ]?(?:server|serve))?(?:==|\s+version:?\s*(?:is\s*)?|[ :/]v?|\s+v)"
+        rx = _rx.compile(rf"\b{re.escape(key)}(?:[-_ ]?(?:server|serve))?(?:==|\s+version:?\s*(?:is\s*)?|[ :/]v?|\s+v)"
                         r"(\d+\.\d+(?:\.\d+)?(?:(?:rc|\.post|\.dev)\d+)?)\b", re.I)
         m = rx.search(head)
         if m:

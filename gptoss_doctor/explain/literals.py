@@ -18,10 +18,14 @@ to those letters.
 from __future__ import annotations
 
 import re
+import sys
+
+from gptoss_doctor import rx
 
 VERSION = 1  # bump when the reduction changes: cached tables are keyed by it
 MIN_LEN = 3  # a shorter literal ("of", "an") is in almost every text: no test at all
 # characters re.IGNORECASE matches against an ASCII letter that str.lower() does not turn into that letter
+_MISSING = object()
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
 
@@ -35,10 +39,11 @@ def needed(pattern: str, flags: int = re.I) -> list[str] | None:
     re.IGNORECASE) contains at least one; None when no such set was found (the pattern must always be run)."""
     if not flags & re.I:
         return None
-    from re import _parser
-
+    parts = rx.internals()
+    if parts is None:
+        return None
     try:
-        parsed = _parser.parse(pattern, flags)
+        parsed = parts[0].parse(pattern, flags)
     except (re.error, RecursionError, OverflowError):
         return None
     best = _required(parsed.data)
@@ -49,7 +54,7 @@ def needed(pattern: str, flags: int = re.I) -> list[str] | None:
 
 def _required(seq) -> list[str] | None:
     """The most selective any-of set of literals this sequence's matches must contain (None: none found)."""
-    from re import _constants as C
+    C = rx.internals()[2]
 
     candidates: list[list[str]] = []
     run: list[str] = []
@@ -121,72 +126,41 @@ def compiled(patterns: list[str], table: dict[str, list[str] | None], folded: st
     out = []
     for p in patterns:
         if folded is None or may_match(table.get(p), folded):
-            rx = _COMPILED.get(p)
-            if rx is None:
-                rx = _COMPILED[p] = re.compile(p, re.I)
-            out.append(rx)
+            rx_ = _COMPILED.get(p)
+            if rx_ is None:
+                rx_ = _COMPILED[p] = rx.compile(p, re.I)
+            out.append(rx_)
     return out
 
 
 # -- the module-level regexes of explain (parse.py's _Lazy): their pre-tests, cached across runs ---------------------
 
-_SEEN: dict[tuple[str, int], list[str] | None] = {}  # (pattern, flags) -> needed(); loaded from the cache file once
-_STATE = {"loaded": False, "dirty": False}
+def _valid(key, value) -> bool:
+    return (type(key) is tuple and len(key) == 2 and type(key[0]) is str and type(key[1]) is int
+            and (value is None or type(value) is list and all(type(x) is str for x in value)))
+
+
+_MEMO = rx.Memo(f"literals-v{VERSION}-py{sys.version_info[0]}{sys.version_info[1]}", _valid)  # (pattern, flags) -> needed()
 # the last string folded and its fold, as one tuple (swapped whole, so a thread never pairs one text with another's
 # fold): ~100 facet regexes read the same text
 _LAST_FOLD: list = [(None, "")]
 
 
 def cache_file():
-    import os
-    import sys
-    from pathlib import Path
-
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gptoss-doctor" / f"literals-v{VERSION}-py{sys.version_info[0]}{sys.version_info[1]}.bin"
+    return _MEMO.path()
 
 
 def lookup(pattern, flags: int) -> list[str] | None:
     """``needed`` of a module-level regex, from the cache file when an earlier run computed it (a new or changed
     pattern is computed here and written back when the process ends)."""
-    if not _STATE["loaded"]:
-        _STATE["loaded"] = True
-        import marshal
-
-        try:
-            data = marshal.loads(cache_file().read_bytes())
-            if isinstance(data, dict) and all(
-                    isinstance(k, tuple) and len(k) == 2 and (v is None or isinstance(v, list)
-                                                              and all(isinstance(x, str) for x in v))
-                    for k, v in data.items()):  # anything else is a damaged file: computed anew
-                _SEEN.update(data)
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
     key = (pattern, int(flags))  # an int, not a re.RegexFlag: marshal holds plain data only
-    if key not in _SEEN:
+    lits = _MEMO.get(key, _MISSING)
+    if lits is _MISSING:
         if not isinstance(pattern, str):
             return None
-        _SEEN[key] = needed(pattern, flags)
-        if not _STATE["dirty"]:
-            _STATE["dirty"] = True
-            import atexit
-
-            atexit.register(_flush)
-    return _SEEN[key]
-
-
-def _flush() -> None:
-    import marshal
-    import os
-
-    path = cache_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(marshal.dumps(dict(list(_SEEN.items())[-4096:])))
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        pass
+        lits = needed(pattern, flags)
+        _MEMO.put(key, lits)
+    return lits
 
 
 def cannot_match(pattern, flags: int, string) -> bool:

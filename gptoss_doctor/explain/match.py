@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import kb
 from gptoss_doctor.explain import literals
 from gptoss_doctor.explain.parse import Parsed, gloss, parse_text
@@ -49,16 +50,16 @@ PROSE_LINE, PROSE_CAP = 40, 1000
 MAX_SCAN = 1 << 20  # how much of a pasted text is searched for known messages
 
 # a text about gpt-oss: the model, its format, its tokens or its reasoning settings
-GPTOSS_RE = re.compile(
+GPTOSS_RE = _rx.compile(
     r"gpt[-_ ]?oss|harmony|o200k|<\|(?:channel|message|start|call|return|constrain)\|>|\b(?:199998|199999|"
     r"20000[0-9]|2000[1-9]\d)\b|assistantfinal", re.I)
 # hints that point to gpt-oss only when no other model is named: MXFP4 quants and 20b/120b sizes exist for others
-WEAK_GPTOSS_RE = re.compile(r"mxfp4|\b(?:20|120)b\b", re.I)
+WEAK_GPTOSS_RE = _rx.compile(r"mxfp4|\b(?:20|120)b\b", re.I)
 # gpt-oss by name: Harmony-like markup alone is no sign of it where another family is named (Gemma 4 writes
 # "<|channel>thought <channel|>", and a report quotes such markup under a "<|channel|>" heading)
-GPTOSS_NAME_RE = re.compile(r"gpt[-_ ]?oss|o200k|assistantfinal", re.I)
+GPTOSS_NAME_RE = _rx.compile(r"gpt[-_ ]?oss|o200k|assistantfinal", re.I)
 # another model family named, without gpt-oss: a lexical resemblance is not a diagnosis
-OTHER_MODEL_RE = re.compile(
+OTHER_MODEL_RE = _rx.compile(
     r"\b(?:qwen\d*|llama[- ]?[234]|llama3|mistral|mixtral|deepseek|gemma\d*|glm-?\d|kimi|phi-?\d|granite|"
     r"command-?[ar]|internlm|minimax|nemotron|seed[-_]oss|falcon|hermes-?\d|claude|gemini|devstral|magistral|"
     r"qwq|mimo|hunyuan|exaone|olmo-?\d*|smollm\d*|minicpm\w*|internvl\w*|llava|codestral|ministral|pixtral|jamba|"
@@ -68,7 +69,7 @@ OTHER_MODEL_RE = re.compile(
 
 # a public thread the text links or names ("github.com/vllm-project/vllm/issues/22525", "vllm-project/vllm#22525"):
 # when a known issue cites that very thread, the user has pointed at it (issues, pulls and discussions share numbers)
-THREAD_RE = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)|"
+THREAD_RE = _rx.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)|"
                        r"(?<![\w/.-])([\w.-]+/[\w.-]+)#(\d+)\b", re.I)
 
 
@@ -82,9 +83,9 @@ def threads(text: str) -> set[str]:
 # the rest of the text what failed)
 TOOL_RULES = {"vllm.tool_flags_missing", "vllm.tool_parser_missing", "vllm.wrong_tool_parser",
               "vllm.auto_tool_choice_missing", "sglang.tool_parser_missing", "sglang.wrong_tool_parser"}
-ABOUT_TOOLS_RE = re.compile(r"\btool[_ -]?(?:calls?|calling|choice|use|parser)\b|\bfunction[_ ]call\w*|\btools\b|"
+ABOUT_TOOLS_RE = _rx.compile(r"\btool[_ -]?(?:calls?|calling|choice|use|parser)\b|\bfunction[_ ]call\w*|\btools\b|"
                             r"\bagents?\b|\bagentic\b|\bclaude[- ]code\b|\bcodex\b|\bcline\b|\bmcp\b", re.I)
-LAUNCH_HINT_RE = re.compile(r"\bvllm serve\b|vllm\.entrypoints|vllm-openai|sglang\.launch_server|\bpython3? -m sglang\b",
+LAUNCH_HINT_RE = _rx.compile(r"\bvllm serve\b|vllm\.entrypoints|vllm-openai|sglang\.launch_server|\bpython3? -m sglang\b",
                             re.I)
 
 
@@ -111,7 +112,7 @@ def launch_evidence(text: str) -> dict[str, str]:
     return out
 
 
-PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}|\[[\w.]+\.py:\d+\]|\b\w+\.py\b")
+PATH_RE = _rx.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-@]+){2,}|\[[\w.]+\.py:\d+\]|\b\w+\.py\b")
 
 
 def _norm(text: str) -> str:
@@ -123,7 +124,7 @@ SQUEEZED_MIN = 24  # a message this long without its spaces is still specific
 
 # the level a message is printed with ("Error: ", "ERROR:"): a report quotes the message with or without it (an
 # exception's class stays: "litellm.APIConnectionError: Expecting value" is not any "Expecting value")
-_MESSAGE_PREFIX = re.compile(r"^\s*(?:error|fatal|panic)\s*:\s*", re.I)
+_MESSAGE_PREFIX = _rx.compile(r"^\s*(?:error|fatal|panic)\s*:\s*", re.I)
 
 
 def _squeeze(text: str) -> str:
@@ -134,12 +135,12 @@ def _squeeze(text: str) -> str:
 _SHAPE_SUBS = [
     # quoted names and values (not quoted Harmony markup: "but got \"Search <|co\"" and "but got \"to=function\"" are
     # different faults of one parser)
-    (re.compile(r"(['\"`])(?:(?!\1|<\|).){1,200}\1"), "Q"),
-    (re.compile(r"(?:[a-z]:)?(?:[\\/][\w.\-@]+){2,}"), "P"),    # paths
-    (re.compile(r"\b[0-9a-f]{8,}\b|\b\w+-[0-9a-f]{8,}\b"), "H"),  # ids and hashes
-    (re.compile(r"(?<![\d.])(?!(?:199998|199999|20[01]\d{3})(?![\d.]))\d+(?:\.\d+)*"), "N"),  # numbers, versions
+    (_rx.compile(r"(['\"`])(?:(?!\1|<\|).){1,200}\1"), "Q"),
+    (_rx.compile(r"(?:[a-z]:)?(?:[\\/][\w.\-@]+){2,}"), "P"),    # paths
+    (_rx.compile(r"\b[0-9a-f]{8,}\b|\b\w+-[0-9a-f]{8,}\b"), "H"),  # ids and hashes
+    (_rx.compile(r"(?<![\d.])(?!(?:199998|199999|20[01]\d{3})(?![\d.]))\d+(?:\.\d+)*"), "N"),  # numbers, versions
     # (Harmony special token IDs stay: "Unexpected token 200012" and "Unexpected token 12606" are different faults)
-    (re.compile(r"some\(q\)|\[q\]", re.I), "[Q]"),                 # Rust's Some("x") and Python's ["x"]
+    (_rx.compile(r"some\(q\)|\[q\]", re.I), "[Q]"),                 # Rust's Some("x") and Python's ["x"]
 ]
 
 
@@ -220,8 +221,8 @@ class Index:
         if not hasattr(self, "_context"):
             self._context: dict[int, list[re.Pattern]] = {}
         if i not in self._context:
-            self._context[i] = [re.compile(p, re.I) for p in pats]
-        return any(rx.search(haystack) for rx in self._context[i])
+            self._context[i] = [_rx.compile(p, re.I) for p in pats]
+        return any(c.search(haystack) for c in self._context[i])
 
     def finding_count(self, finding: str) -> int:
         if not hasattr(self, "_finding_counts"):

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
 from gptoss_doctor import engines
+from gptoss_doctor import rx as _rx
 from gptoss_doctor.explain import literals
 
 
@@ -33,7 +34,7 @@ class _Lazy:
         return self.__getattr__("search")(string, *args)
 
     def __getattr__(self, name: str) -> Any:  # only called until the method is cached on the instance
-        attr = getattr(re.compile(*self._args), name)
+        attr = getattr(_rx.compile(*self._args), name)
         setattr(self, name, attr)
         return attr
 

@@ -12,10 +12,11 @@ loading it costs no more than reading that file.
 from __future__ import annotations
 
 import math
-import re
 
-TOKEN_RE = re.compile(r"<\|[a-z]+\|>|-{1,2}[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*|[a-z0-9_]+(?:[.\-/][a-z0-9_]+)*")
-PART_RE = re.compile(r"[a-z][a-z0-9]*|\d+")
+from gptoss_doctor import rx as _rx
+
+TOKEN_RE = _rx.compile(r"<\|[a-z]+\|>|-{1,2}[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*|[a-z0-9_]+(?:[.\-/][a-z0-9_]+)*")
+PART_RE = _rx.compile(r"[a-z][a-z0-9]*|\d+")
 STOPWORDS = frozenset("""
 a an and are as at be been but by can could did do does for from get gets got had has have how i if in into is it its
 just me my no not of on or our so some than that the their them then there these they this to too up use used using

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import quote_plus
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import kb
 from gptoss_doctor.explain import literals
 from gptoss_doctor.explain.facets import FEATURES, Facets, without_routine
@@ -34,35 +35,35 @@ SETUP_WEIGHT = 0.75
 CONTEXT_WEIGHT = 0.5  # a pattern or feature seen only in the context (a launch command, a config, setup prose)
 # the lines that state the failure: what went wrong is said there, the rest of a paste is context (how it was
 # launched, what was installed); a class is chosen by the failure first
-FAILURE_LINE = re.compile(
+FAILURE_LINE = _rx.compile(
     r"error|exception|traceback|fail|fatal|crash|panic|abort|killed|segfault|cannot|can't|can not|couldn't|unable|"
     r"not work|doesn't|does not|don't|won't|isn't|aren't|wasn't|never|no longer|stopped|wrong|broken|empty|missing|"
     r"invalid|unsupported|not supported|unknown|unexpected|unrecogni[sz]ed|exceed|refus|denied|forbidden|"
     r"unauthori[sz]ed|timed? ?out|stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|"
     r"however|only|problem|issue|bug|stray|\b[45]\d\d\b", re.I)
-KERNEL_WORDS = re.compile(r"\b(?:cuda\w*|rocm|hip\w*|gpus?|kernels?|(?<!tt-)metal|vulkan|sycl|npu|sm_?\d{2,3}|gfx\d+|illegal|driver|"
+KERNEL_WORDS = _rx.compile(r"\b(?:cuda\w*|rocm|hip\w*|gpus?|kernels?|(?<!tt-)metal|vulkan|sycl|npu|sm_?\d{2,3}|gfx\d+|illegal|driver|"
                           r"segfault|segmentation|sigsegv|sigbus|core dumped|ggml_assert|nvidia|amd|radeon|blackwell|"
                           r"hopper|ampere|vram|attention backend|apple silicon|mps|m[1-5](?: pro| max| ultra)?)\b|"
                           r"flash[_ ]?attn|flash[_ ]?attention", re.I)
 # a hang while the engine starts or loads is an engine that never became ready, not a slow or looping generation
-STARTUP_HANG = re.compile(
+STARTUP_HANG = _rx.compile(
     r"\b(?:hangs?|hung|stuck|freezes)\b[^.\n]{0,40}\b(?:start(?:ing|s|up|-up)?|launch\w*|initiali[sz]\w*|load(?:ing|s)?|"
     r"boot\w*)\b|\b(?:start(?:ing|up|-up)?|launch(?:ing)?|initiali[sz]\w*|boot(?:ing)?)\b[^.\n]{0,40}\b(?:hangs?|hung|"
     r"stuck|freezes|never (?:finishes|completes|ends))\b|\bwaiting (?:for )?(?:the )?engine\b", re.I)
 # a 400 whose message says the model did not load (LM Studio answers "400 Failed to load model"): the message says
 # what went wrong, the status only that the request failed (not that the request was refused). Only a 4xx: a log's
 # "error loading model: vk::Queue::submit: ErrorDeviceLost" is the kernel's failure, seen while loading
-LOAD_MESSAGE = re.compile(r"\b(?:failed to load model|error loading model|model failed to load)\b", re.I)
+LOAD_MESSAGE = _rx.compile(r"\b(?:failed to load model|error loading model|model failed to load)\b", re.I)
 # a 4xx whose message says the prompt does not fit (a llama-server behind an app answered "Error code: 400 -
 # {'error': 'Cannot truncate prompt with n_keep (14169) >= n_ctx (4096)'}", lreuss07/secintel-ai#1): the message
 # says why, the status only that the request was refused
-CONTEXT_MESSAGE = re.compile(r"\bn_ctx\b|\bn_keep\b|\bcontext (?:length|size|window)\b|\bmaximum context\b|"
+CONTEXT_MESSAGE = _rx.compile(r"\bn_ctx\b|\bn_keep\b|\bcontext (?:length|size|window)\b|\bmaximum context\b|"
                              r"\bcontext_length_exceeded\b|\btoo many tokens\b|\bprompt is too long\b|"
                              r"\bexceeds? (?:the )?(?:available )?context\b", re.I)
 # a 4xx whose message says the model's tool call failed the provider's or engine's check (Groq answers 400
 # "tool call validation failed: attempted to call tool 'json' which was not in request.tools", code tool_use_failed):
 # the request was well formed, what the model generated was not
-TOOL_MESSAGE = re.compile(r"\btool[_ ]call validation failed\b|\btool_use_failed\b|\bfailed to parse tool call\b|"
+TOOL_MESSAGE = _rx.compile(r"\btool[_ ]call validation failed\b|\btool_use_failed\b|\bfailed to parse tool call\b|"
                           r"\bnot in request\.tools\b", re.I)
 # class -> (the 4xx statuses, the message that says why, what it says): such a status with such a message shows the
 # class as an HTTP status shows its own
@@ -70,8 +71,8 @@ STATUS_MESSAGES = {"load-failure": ((400, 422), LOAD_MESSAGE, "the model failed 
                    "context-length": ((400, 413, 422), CONTEXT_MESSAGE, "the prompt does not fit the context"),
                    "tool-calls": ((400, 422), TOOL_MESSAGE, "the model's tool call failed validation")}
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
-FRAME_LINE = re.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
-COMMAND_LINE = re.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
+FRAME_LINE = _rx.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
+COMMAND_LINE = _rx.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
                           r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
 
 # how a class was chosen, and how often such a first class fit the labels of problems no entry describes, on the

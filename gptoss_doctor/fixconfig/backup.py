@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import Optional
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor.errors import UsageError
 from gptoss_doctor.fixconfig.apply import _rel, _stage_file, _write_journal, locked, run_journal
 from gptoss_doctor.fixconfig.durable import _adopt, _default_mode, deferred_signals, mkdirs, owned_by
@@ -19,7 +19,7 @@ from gptoss_doctor.fsread import read_capped, Unreadable
 # Its id must be the name of the folder it lies in, the copies it names must be regular files inside that backup,
 # every path it names must stay inside the model folder (no '..', no absolute path, no symlinked folder on the
 # way), and a link it re-creates must point inside the model folder.
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAME_RE = _rx.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def list_backups(model: LocalModel) -> list[dict]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import settings
 from gptoss_doctor.errors import UsageError
 from gptoss_doctor.fsread import read_capped, Unreadable
@@ -40,13 +41,13 @@ STATE_DIR_FOLDER = ".cache/gptoss-doctor"  # inside a plain model folder (next t
 
 STATE_DIR_CACHE = ".gptoss-doctor"  # inside models--org--name/ of the HF cache
 
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_HEX40 = _rx.compile(r"^[0-9a-f]{40}$")
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HEX64 = _rx.compile(r"^[0-9a-f]{64}$")
 
 # The Hub's rule for a repo id (huggingface_hub.utils.validate_repo_id): owner/name, letters, digits, '-', '_', '.';
 # no '--' or '..'; '-' and '.' neither start nor end a part; at most 96 characters.
-_REPO_PART = re.compile(r"^(?![-.])(?!.*(?:--|\.\.))[\w.-]{1,96}(?<![-.])$", re.ASCII)
+_REPO_PART = _rx.compile(r"^(?![-.])(?!.*(?:--|\.\.))[\w.-]{1,96}(?<![-.])$", re.ASCII)
 
 MAX_SMALL_FILE = 64 << 20  # the largest file compared (gpt-oss's tokenizer.json is 27 MiB); larger: not read
 

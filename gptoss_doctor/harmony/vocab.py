@@ -136,13 +136,23 @@ def tiktoken_bytes_from_tokenizer_json(path: Path) -> bytes:
 
 
 def _ranks_from_bytes(data: bytes, ids: Iterable[int]) -> dict[int, bytes]:
-    lines = data.split(b"\n")
+    """The bytes of token ``i`` for each of ``ids``, from the ``base64 rank`` lines of a tiktoken file. Line ``i``
+    holds rank ``i``, and " <rank>\\n" occurs once in the file (base64 has no space, and a longer rank ends in the
+    same digits only after another digit), so each line is found with one C-speed search instead of splitting all
+    200k lines."""
     out: dict[int, bytes] = {}
     for i in ids:
-        if 0 <= i < len(lines):
-            tok, _, rank = lines[i].partition(b" ")
-            if rank.strip() == str(i).encode():
-                out[i] = base64.b64decode(tok)
+        if i < 0:
+            continue
+        at = data.find(b" %d\n" % i)
+        if at < 0:
+            continue
+        tok = data[data.rfind(b"\n", 0, at) + 1:at]
+        if tok and b" " not in tok:
+            try:
+                out[i] = base64.b64decode(tok, validate=True)
+            except ValueError:
+                continue
     return out
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import engines as engine_registry
 from gptoss_doctor.errors import UsageError
 
@@ -109,14 +110,20 @@ class Entry:
         }
 
 
+_KNOWLEDGE_DIR: list[Path] = []
+
+
 def knowledge_dir() -> Path:
     """Where the entries live: $GPTOSS_DOCTOR_KNOWLEDGE, the installed copy, or the source tree."""
     env = os.environ.get("GPTOSS_DOCTOR_KNOWLEDGE")
     if env:
         return Path(env)
+    if _KNOWLEDGE_DIR:  # found once per process: every explain step asks (resolving the path costs syscalls)
+        return _KNOWLEDGE_DIR[0]
     here = Path(__file__).resolve().parent
     for cand in (here.parent / "knowledge", here.parent.parent / "knowledge"):
         if cand.is_dir():
+            _KNOWLEDGE_DIR.append(cand)
             return cand
     raise UsageError("knowledge base not found (set GPTOSS_DOCTOR_KNOWLEDGE to the knowledge/ folder)")
 
@@ -224,7 +231,7 @@ def validate_raw(raw: Any, path: str = "?") -> list[str]:
     return errs
 
 
-_HARMONY_WORDS = re.compile(r"<\|[a-z]+\|>|\b(?:analysis|commentary|final|assistant|system|user|developer|"
+_HARMONY_WORDS = _rx.compile(r"<\|[a-z]+\|>|\b(?:analysis|commentary|final|assistant|system|user|developer|"
                             r"to|json|functions)\b|[^a-z]+", re.I)
 
 
@@ -238,7 +245,7 @@ def _pattern_problems(where: str, patterns: Any) -> list[str]:
     out = []
     for pat in patterns or []:
         try:
-            re.compile(pat)
+            _rx.compile(pat)
         except (re.error, TypeError) as exc:
             out.append(f"{where}: bad pattern {pat!r}: {exc}")
     return out

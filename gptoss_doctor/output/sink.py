@@ -18,12 +18,14 @@ SCHEMA_VERSION = 1
 
 import re
 
+from gptoss_doctor import rx as _rx
+
 UNICODE_MARKS = {"pass": "✓", "ok": "✓", "warn": "!", "fail": "✗", "error": "✗", "skip": "-", "info": "·"}
 # control characters (C0, DEL, C1) and the bidi overrides that can reorder a line: never sent raw to a terminal
 _BEYOND_C0 = "\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
-CONTROL_RE = re.compile(f"[\x00-\x1f{_BEYOND_C0}]")
+CONTROL_RE = _rx.compile(f"[\x00-\x1f{_BEYOND_C0}]")
 # what json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself), plus the Unicode line separators
-JSON_UNSAFE_RE = re.compile(f"[{_BEYOND_C0}\u2028\u2029]")
+JSON_UNSAFE_RE = _rx.compile(f"[{_BEYOND_C0}\u2028\u2029]")
 # what an ASCII-only terminal gets instead of the typography the doctor itself uses
 ASCII_FALLBACK = str.maketrans({"·": "*", "—": "--", "–": "-", "…": "...", "→": "->", "←": "<-", "≥": ">=", "≤": "<=",
                                 "“": '"', "”": '"', "‘": "'", "’": "'", "✓": "+", "✗": "x", "×": "x", "•": "*"})
@@ -36,7 +38,7 @@ def printable(text: str) -> str:
     return CONTROL_RE.sub(lambda m: repr(m.group(0))[1:-1] if m.group(0) != "\t" else " ", str(text))
 
 
-MD_SPECIAL_RE = re.compile(r"([\\`*_{}\[\]()#+!|~<>])")
+MD_SPECIAL_RE = _rx.compile(r"([\\`*_{}\[\]()#+!|~<>])")
 
 
 def markdown_text(text: str) -> str:

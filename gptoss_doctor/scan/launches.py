@@ -13,22 +13,23 @@ import re
 import shlex
 from pathlib import Path
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor.redact import redact_argv, redact_command_line
 from gptoss_doctor.scan.model import Launch, Skipped
 from gptoss_doctor.scan.read import Unreadable, Val, first_line, load_yaml_documents, plain, read_text
 
-GPT_OSS_RE = re.compile(r"gpt[-_ ]?oss", re.I)
+GPT_OSS_RE = _rx.compile(r"gpt[-_ ]?oss", re.I)
 
 # container images whose entrypoint starts the engine
 IMAGES = [
-    ("vllm", re.compile(r"(?:^|/)vllm-openai(?::|@|$)|(?:^|/)vllm/vllm|vllm-openai-rocm", re.I)),
-    ("sglang", re.compile(r"(?:^|/)lmsysorg/sglang|(?:^|/)sglang(?::|$)", re.I)),
-    ("lmdeploy", re.compile(r"(?:^|/)openmmlab/lmdeploy", re.I)),
-    ("llama.cpp", re.compile(r"llama\.cpp:(?:server|full)|ggml-org/llama\.cpp", re.I)),
-    ("ollama", re.compile(r"(?:^|/)ollama/ollama", re.I)),
-    ("trtllm", re.compile(r"tensorrt[-_]llm|tritonserver.*trtllm", re.I)),
-    ("litellm", re.compile(r"berriai/litellm|/litellm(?::|$)", re.I)),
-    ("tgi", re.compile(r"text-generation-inference", re.I)),
+    ("vllm", _rx.compile(r"(?:^|/)vllm-openai(?::|@|$)|(?:^|/)vllm/vllm|vllm-openai-rocm", re.I)),
+    ("sglang", _rx.compile(r"(?:^|/)lmsysorg/sglang|(?:^|/)sglang(?::|$)", re.I)),
+    ("lmdeploy", _rx.compile(r"(?:^|/)openmmlab/lmdeploy", re.I)),
+    ("llama.cpp", _rx.compile(r"llama\.cpp:(?:server|full)|ggml-org/llama\.cpp", re.I)),
+    ("ollama", _rx.compile(r"(?:^|/)ollama/ollama", re.I)),
+    ("trtllm", _rx.compile(r"tensorrt[-_]llm|tritonserver.*trtllm", re.I)),
+    ("litellm", _rx.compile(r"berriai/litellm|/litellm(?::|$)", re.I)),
+    ("tgi", _rx.compile(r"text-generation-inference", re.I)),
 ]
 
 
@@ -136,7 +137,7 @@ def _env_from(value) -> dict[str, tuple[str, int]]:
 # images whose ENTRYPOINT is the engine itself: a command there holds only the engine's arguments. vLLM's
 # docker/Dockerfile ends with ENTRYPOINT ["vllm", "serve"] (earlier: python3 -m vllm.entrypoints.openai.api_server),
 # https://github.com/vllm-project/vllm/blob/main/docker/Dockerfile
-ENTRYPOINT_IMAGES = {"vllm": re.compile(r"(?:^|/)vllm-openai(?::|@|$)|(?:^|/)vllm/vllm-openai", re.I)}
+ENTRYPOINT_IMAGES = {"vllm": _rx.compile(r"(?:^|/)vllm-openai(?::|@|$)|(?:^|/)vllm/vllm-openai", re.I)}
 
 
 def make_launch(argv: list[str], env: dict[str, str], where: str, image: str | None = None, line_text: str = "",
@@ -235,7 +236,7 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-ASSIGN_RE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+ASSIGN_RE = _rx.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
 def _unquote(v: str) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor.scan.launches import flag, has_flag
 from gptoss_doctor.scan.model import Finding, Launch
 
 HARMONY_ENGINES = {"vllm", "sglang", "trtllm", "lmdeploy"}  # they load the o200k vocabulary through openai-harmony
 OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
-SECRET_NAME_RE = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|MASTER_KEY)$", re.I)
-VAR_REF_RE = re.compile(r"^\$\{?[A-Za-z_]\w*\}?$|^os\.environ/|^<.*>$|^\*+$|^(?:changeme|xxx+|your[-_].*|sk-\.\.\.|none|null|dummy|empty|EMPTY)$", re.I)
+SECRET_NAME_RE = _rx.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|MASTER_KEY)$", re.I)
+VAR_REF_RE = _rx.compile(r"^\$\{?[A-Za-z_]\w*\}?$|^os\.environ/|^<.*>$|^\*+$|^(?:changeme|xxx+|your[-_].*|sk-\.\.\.|none|null|dummy|empty|EMPTY)$", re.I)
 
 
 def _link(ids: list[str]) -> tuple[list[str], list[str]]:

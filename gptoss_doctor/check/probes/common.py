@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from gptoss_doctor import rx as _rx
 from gptoss_doctor import engines
 from gptoss_doctor.explain.artifacts import garbled  # noqa: F401 - shared with explain (one detector)
 from gptoss_doctor.net.http import Client, Response
@@ -36,17 +37,17 @@ CHAT_MAX_TOKENS = 256
 
 TOOL_MAX_TOKENS = 512
 
-HARMONY_MARKUP_RE = re.compile(r"<\|(?:start|channel|message|end|call|return|constrain)\|>|\bto=functions\.")
+HARMONY_MARKUP_RE = _rx.compile(r"<\|(?:start|channel|message|end|call|return|constrain)\|>|\bto=functions\.")
 
-FLATTENED_RE = re.compile(r"(?:^|\W)analysis.{0,4000}?assistant(?:final|commentary|analysis)|assistantfinal", re.S)
+FLATTENED_RE = _rx.compile(r"(?:^|\W)analysis.{0,4000}?assistant(?:final|commentary|analysis)|assistantfinal", re.S)
 
-HARMONY_ERROR_RE = re.compile(
+HARMONY_ERROR_RE = _rx.compile(
     r"HarmonyError|openai_harmony|expecting start token|unexpected tokens remaining in message header|"
     r"Unknown role|Unexpected token \d+|Failed to parse input at pos|error parsing tool call", re.I)
 
-HARMONY_TOKEN_LEAK_RE = re.compile(r"<\||\|>|\bto=|\bfunctions\.|\bcommentary\b|\s")
+HARMONY_TOKEN_LEAK_RE = _rx.compile(r"<\||\|>|\bto=|\bfunctions\.|\bcommentary\b|\s")
 
-UNEXPECTED_TOKEN_RE = re.compile(r"Unexpected token (\d+) while expecting start token 200006")
+UNEXPECTED_TOKEN_RE = _rx.compile(r"Unexpected token (\d+) while expecting start token 200006")
 
 @dataclass
 class Obs:
@@ -172,6 +173,6 @@ def _message(obj: Optional[dict]) -> Optional[dict]:
 # the fix of a probe whose answer is not language: the model (weights, quantisation, kernels), no flag or upgrade
 MODEL_FIRST_FIX = "fix the model first (checkpoint, quantisation, kernels); no server flag helps here"
 
-GREETING_RE = re.compile(r"\b(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening|day)|welcome|howdy)\b|"
+GREETING_RE = _rx.compile(r"\b(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening|day)|welcome|howdy)\b|"
                          r"bonjour|hola|hallo|ciao|salut|olá|привет|你好|こんにちは|안녕", re.I)
 
