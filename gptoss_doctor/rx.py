@@ -113,11 +113,11 @@ class Memo:
 
 def internals():
     """(parser, compiler, constants) modules of this Python's regex package (``re._parser`` … from 3.11,
-    ``sre_parse`` … before), or None when they cannot be imported."""
+    ``sre_parse`` … on 3.10), or None when they cannot be imported."""
     try:
         if sys.version_info >= (3, 11):
             from re import _compiler, _constants, _parser
-        else:  # 3.9 and 3.10 name the same modules sre_parse, sre_compile and sre_constants
+        else:  # 3.10 names the same modules sre_parse, sre_compile and sre_constants
             import sre_compile as _compiler
             import sre_constants as _constants
             import sre_parse as _parser

@@ -2,7 +2,7 @@
 
 Every pattern of the knowledge base, the triage classes and explain's module-level tables is compiled twice, the
 ordinary way and from code read back from the cache file, and both are run on the benchmark cases' real texts; random
-patterns against random texts too. A damaged cache file, code ``_sre`` refuses and the Python 3.9/3.10 module names
+patterns against random texts too. A damaged cache file, code ``_sre`` refuses and the Python 3.10 module names
 fall back without a wrong answer."""
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ def test_debug_flags_bytes_and_bad_patterns_take_the_ordinary_way(fresh):
     assert memo.get((rb"ab+", 0)) is None
 
 
-def test_the_python_3_9_and_3_10_module_names_serve_literals_and_the_cache(monkeypatch, fresh):
-    """Before 3.11 the regex package's parts are sre_parse, sre_compile and sre_constants (later Pythons keep them
+def test_the_python_3_10_module_names_serve_literals_and_the_cache(monkeypatch, fresh):
+    """On 3.10 the regex package's parts are sre_parse, sre_compile and sre_constants (later Pythons keep them
     as deprecated aliases): explain's pre-tests once imported re._parser and failed on 3.10 with ImportError."""
     import warnings
 
