@@ -1,5 +1,5 @@
-"""The Typer application: mounts the command groups (``gptoss_doctor.commands``), the root options and the
-console-script entry point. Commands never import this module; they run through ``entry.run_command``.
+"""The Typer application: the root options, the console-script entry point, and the command groups
+(``gptoss_doctor.commands``) each run needs, mounted when it starts. Commands never import this module; they run through ``entry.run_command``.
 """
 
 from __future__ import annotations
@@ -53,14 +53,7 @@ def _root(
         settings.set_debug()
 
 
-def _register_commands() -> None:
-    from gptoss_doctor.commands import COMMAND_MODULES
-
-    for register in COMMAND_MODULES():
-        register(app)
-
-
-_register_commands()
+_MOUNTED: set = set()  # command modules mounted on ``app`` in this process
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -71,6 +64,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         except (AttributeError, ValueError):
             pass
     args = sys.argv[1:] if argv is None else argv
+    from gptoss_doctor import commands
+
+    commands.register(app, commands.needed(args), _MOUNTED)
     try:
         app(args=args, prog_name="gptoss-doctor")
     except BrokenPipeError:

@@ -18,7 +18,6 @@ kb_app = typer.Typer(help="Browse and validate the knowledge base of known gpt-o
 
 def register(app: typer.Typer) -> None:
     from gptoss_doctor.entry import run_command
-    from gptoss_doctor.kb.results import KbList, KbSearch, KbShow, KbValidate
     from gptoss_doctor.output import emit
 
     @kb_app.command("list", help="List the entries (optionally only one engine's).")
@@ -26,6 +25,7 @@ def register(app: typer.Typer) -> None:
                 json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
+            from gptoss_doctor.kb.results import KbList
 
             wanted = engine.strip().lower() if engine is not None else None
             if wanted is not None and wanted not in kb.ENGINES:
@@ -41,6 +41,7 @@ def register(app: typer.Typer) -> None:
                 json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
+            from gptoss_doctor.kb.results import KbShow
 
             return emit(out, KbShow(kb.get(entry_id), entry_id))
 
@@ -52,6 +53,7 @@ def register(app: typer.Typer) -> None:
                   json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor.explain import match as matching
+            from gptoss_doctor.kb.results import KbSearch
 
             query = " ".join(words)
             found = matching.match_text(query, limit=top, min_score=0.05) if query.strip() else []
@@ -64,6 +66,7 @@ def register(app: typer.Typer) -> None:
                     json_out: JsonFlag = False) -> None:
         def body(out: Output) -> int:
             from gptoss_doctor import kb
+            from gptoss_doctor.kb.results import KbValidate
 
             directory = path or kb.knowledge_dir()
             entries, errs = kb.validate_dir(directory)
