@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 VERSION = 1  # bump when the cached code's layout changes
 LIMIT = 4096  # newest rows kept in a file
+READ_CAP = 64 << 20  # a cache file larger than this is not read (4096 rows of code are a few MiB)
 _MISSING = object()
 # the engine's code words, kept as bytes: marshal reads a bytes object with one copy, a list of ints one int at a time
 _TYPECODE = "I" if array("I").itemsize == 4 else "L"
@@ -84,10 +85,12 @@ class Memo:
     def _load(self) -> None:
         import marshal
 
+        from gptoss_doctor.fsread import Unreadable, read_capped
+
         self.loaded = True
-        try:
-            data = marshal.loads(self.path().read_bytes())
-        except (OSError, ValueError, EOFError, TypeError):
+        try:  # a regular file of at most READ_CAP: a FIFO or device put in its place never blocks the run
+            data = marshal.loads(read_capped(self.path(), READ_CAP))
+        except (Unreadable, ValueError, EOFError, TypeError):
             return
         if not isinstance(data, dict):
             return

@@ -141,3 +141,36 @@ def test_the_python_3_10_module_names_serve_literals_and_the_cache(monkeypatch, 
         assert literals.needed(r"max_model_len \(\d+\) is greater") == ["max_model_len ("]
         monkeypatch.setattr(rx, "_PARTS", [])
         assert rx.compile(r"zebra (\d+)", re.I).search("ZEBRA 9").group(1) == "9"
+
+
+def test_a_fifo_in_place_of_a_cache_file_never_blocks_a_run(tmp_path):
+    """Every cache file explain reads (the regex code, the literal pre-tests, the knowledge base's JSON and its
+    compiled index) replaced by a FIFO nobody writes to: the run reads none of them and answers as usual."""
+    import os
+    import subprocess
+
+    cache = tmp_path / "gptoss-doctor"
+    cache.mkdir()
+    files = kb._files(kb.knowledge_dir())
+    kb_json = kb._cache_path(files).name
+    v = sys.version_info
+    names = [kb_json, kb_json.replace(".json", f".bm25-v5-py{v[0]}{v[1]}.bin"),
+             kb_json.replace(".json", f".literals-v{literals.VERSION}-py{v[0]}{v[1]}.bin"),
+             f"literals-v{literals.VERSION}-py{v[0]}{v[1]}.bin"]
+    if rx._parts() is not None:
+        names.append(rx._code_memo(rx._parts()[2]).name + ".bin")
+    for name in names:
+        os.mkfifo(cache / name)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), GPTOSS_DOCTOR_OFFLINE="1",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "gptoss_doctor", "explain", "--json",
+                           "openai_harmony.HarmonyError: Unexpected token 200012 while expecting start token 200006"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "stale-generation-config-call-token" in proc.stdout
+    # the caches written back replaced the FIFOs (os.replace: nothing was written into one), and the next run reads them
+    assert not any((cache / name).is_fifo() for name in names if name != names[1])
+    if rx._parts() is not None:
+        assert (cache / names[-1]).is_file()
+    again = subprocess.run(proc.args, capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == proc.returncode and "stale-generation-config-call-token" in again.stdout

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Optional
 
 from gptoss_doctor import settings
+from gptoss_doctor.fsread import Unreadable, read_capped
+
 
 def _repo_candidates(model_id: str) -> list[str]:
     mid = model_id.strip()
@@ -39,10 +41,10 @@ def find_generation_config(model_id: Optional[str], model_dir: Optional[str], ro
             continue
         snap = None
         try:
-            ref = (rdir / "refs" / "main").read_text(encoding="utf-8").strip()
+            ref = read_capped(rdir / "refs" / "main", 4096).decode("utf-8", "replace").strip()
             if ref and (rdir / "snapshots" / ref).is_dir():
                 snap = rdir / "snapshots" / ref
-        except OSError:
+        except (OSError, Unreadable):
             pass
         if snap is None:
             snaps = [s for s in (rdir / "snapshots").glob("*") if (s / "generation_config.json").exists()]

@@ -57,9 +57,11 @@ def hf_cached_tokenizer_jsons() -> list[Path]:
             continue
         snaps = []
         try:
-            ref = (root / "refs" / "main").read_text().strip()
+            from gptoss_doctor.fsread import Unreadable, read_capped
+
+            ref = read_capped(root / "refs" / "main", 4096).decode("utf-8", "replace").strip()
             snaps.append(root / "snapshots" / ref)
-        except OSError:
+        except (OSError, Unreadable):
             pass
         try:
             snaps.extend(sorted((root / "snapshots").iterdir()))

@@ -358,6 +358,7 @@ def resolve(entry_id: str, entries: Iterable[Entry] | None = None) -> Entry | No
     return by_id.get(entry_id) or by_id.get(aliases(entries).get(entry_id, ""))
 
 
+CACHE_CAP = 256 << 20  # a compiled cache file larger than this is not read (the entries' JSON is about 1 MiB)
 _LOADED: dict[str, list[Entry]] = {}
 _CACHE_OF: dict[int, Path] = {}  # id(entries) -> its JSON cache file, where the compiled ranking index sits too
 
@@ -366,9 +367,11 @@ def _cached(cache: Path | None, make):
     """The objects ``make`` builds from the cached JSON rows in ``cache`` (None when absent or unreadable)."""
     if cache is None:
         return None
-    try:
-        return [make(**d) for d in json.loads(cache.read_text(encoding="utf-8"))]
-    except (OSError, ValueError, TypeError):
+    from gptoss_doctor.fsread import Unreadable, read_capped
+
+    try:  # a regular file under the cap: a FIFO or device in its place never blocks the run
+        return [make(**d) for d in json.loads(read_capped(cache, CACHE_CAP).decode("utf-8"))]
+    except (Unreadable, ValueError, TypeError):
         return None
 
 
@@ -564,12 +567,14 @@ def _compiled(items: list, kind: str, build):
     import marshal
     import sys
 
+    from gptoss_doctor.fsread import Unreadable, read_capped
+
     cache = _CACHE_OF.get(id(items))
     path = cache.with_suffix(f".{kind}-py{sys.version_info[0]}{sys.version_info[1]}.bin") if cache else None
     if path is not None:
         try:
-            return marshal.loads(path.read_bytes())
-        except (OSError, ValueError, EOFError, TypeError, KeyError):
+            return marshal.loads(read_capped(path, CACHE_CAP))
+        except (Unreadable, ValueError, EOFError, TypeError, KeyError):
             pass
     data = build()
     if path is not None:
