@@ -1,5 +1,6 @@
 """The Typer application: the root options, the console-script entry point, and the command groups
-(``gptoss_doctor.commands``) each run needs, mounted when it starts. Commands never import this module; they run through ``entry.run_command``.
+(``gptoss_doctor.commands``) each run needs, mounted when it starts. Commands never import this module; they run
+through ``entry.run_command``.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from gptoss_doctor import rx
 
 VERSION = 1  # bump when the reduction changes: cached tables are keyed by it
 MIN_LEN = 3  # a shorter literal ("of", "an") is in almost every text: no test at all
-# characters re.IGNORECASE matches against an ASCII letter that str.lower() does not turn into that letter
 _MISSING = object()
+# characters re.IGNORECASE matches against an ASCII letter that str.lower() does not turn into that letter
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
 
