@@ -46,11 +46,9 @@ class Memo:
 
     def path(self):
         if self._path is None:
-            import os
-            from pathlib import Path
+            from gptoss_doctor import settings
 
-            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-            self._path = Path(base) / "gptoss-doctor" / f"{self.name}.bin"
+            self._path = settings.user_cache_dir() / f"{self.name}.bin"
         return self._path
 
     def get(self, key, default=None):

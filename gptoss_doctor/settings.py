@@ -60,3 +60,9 @@ def hub_endpoint_shown() -> str:
 
 def hf_token_set() -> bool:
     return any(len(os.environ.get(v, "")) >= 4 for v in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"))
+
+
+def user_cache_dir() -> Path:
+    """The doctor's own cache folder: $XDG_CACHE_HOME/gptoss-doctor, else ~/.cache/gptoss-doctor."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gptoss-doctor"

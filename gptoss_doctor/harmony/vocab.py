@@ -43,8 +43,7 @@ def _url_cache_name() -> str:
 
 
 def own_cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gptoss-doctor" / FILE_NAME
+    return settings.user_cache_dir() / FILE_NAME
 
 
 def hf_cached_tokenizer_jsons() -> list[Path]:

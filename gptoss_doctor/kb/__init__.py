@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from gptoss_doctor import rx as _rx
 from gptoss_doctor import engines as engine_registry
+from gptoss_doctor import settings
 from gptoss_doctor.errors import UsageError
 
 ENGINES = (
@@ -141,13 +142,12 @@ def _files(directory: Path) -> list[Path]:
 
 
 def _cache_path(files: list[Path]) -> Path | None:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     # crc32 rather than hashlib: loading OpenSSL costs ~3 ms of start-up, and this is only a cache key
     stats = [(p, os.stat(p)) for p in files]
     key = "kb-v5\n" + "".join(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n" for p, st in stats)
     raw = key.encode()
     digest = f"{zlib.crc32(raw):08x}{zlib.crc32(raw[::-1]):08x}{len(files):04x}"
-    return Path(base) / "gptoss-doctor" / f"kb-{digest}.json"
+    return settings.user_cache_dir() / f"kb-{digest}.json"
 
 
 def _read_yaml(path: Path) -> Any:
