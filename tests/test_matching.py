@@ -154,6 +154,29 @@ def test_chinese_failure_words_are_read(text, cls):
 
 
 @pytest.mark.parametrize("text, cls", [
+    ("gpt-oss-20b в vLLM: не хватает памяти при загрузке", "oom"),                    # Russian
+    ("gpt-oss-20b qua Ollama trả về phản hồi trống", "empty-or-reasoning-only"),      # Vietnamese
+    ("gpt-oss-20b con llama-server devuelve caracteres extraños", "garbage-output"),  # Spanish
+    ("gpt-oss-20b in LM Studio: Endlosschleife nach dem ersten Turn", "looping-slow"),  # German
+])
+def test_other_languages_failure_words_are_read(text, cls):
+    got = explain_text(text, allow_download=False)
+    assert got.triage and got.triage[0].cls.id == cls, [h.cls.id for h in got.triage]
+
+
+@pytest.mark.parametrize("text, english", [
+    ("el servidor es muy lento", "slow"),
+    ("un ataque violento", ""),                 # "lento" inside another word is no word of its own
+    ("это зависит от версии", ""),              # "depends on", not "hangs" (зависает)
+    ("сервер падает и выдаёт мусорный текст", "crash; garbage gibberish output"),  # Russian stems take endings
+    ("显存不足", "out of memory"),
+])
+def test_glossary_words_are_whole_words_outside_cjk(text, english):
+    from gptoss_doctor.explain.parse import gloss
+    assert gloss(text) == english
+
+
+@pytest.mark.parametrize("text, cls", [
     # a refused parameter: the reasoning field it names is what was refused, not a missing answer (litellm#14163)
     ("litellm.exceptions.UnsupportedParamsError: litellm.UnsupportedParamsError: groq does not support parameters: "
      "['reasoning_effort'], for model=openai/gpt-oss-120b.", "request-rejected"),

@@ -574,8 +574,9 @@ def parse_stream(fh: BinaryIO) -> Parsed:
 
 
 # Chinese words for failures, as reports on Chinese-language trackers write them (LLaMA-Factory, ms-swift, lmdeploy,
-# Xinference, Cherry Studio), and the Japanese and Korean ones: the knowledge base and the triage classes are in
-# English, so a report that says 显存不足 ("not enough VRAM") says "out of memory" to them. Only words that name a
+# Xinference, Cherry Studio), the Japanese and Korean ones, and those of the other languages reports come in (Russian,
+# Vietnamese, Spanish, Portuguese, German, French): the knowledge base and the triage classes are in English, so a
+# report that says 显存不足 ("not enough VRAM") or "не хватает памяти" says "out of memory" to them. Only words that name a
 # failure or a feature: the rest of such a text stays unread, as before. The words search reads the English too.
 GLOSSARY = {
     "显存不足": "out of memory", "显存溢出": "out of memory", "爆显存": "out of memory", "内存不足": "out of memory",
@@ -616,12 +617,83 @@ GLOSSARY = {
     "함수 호출": "function call", "추론": "reasoning", "무한 반복": "endless loop", "반복 출력": "repeating output",
     "빈 응답": "empty response", "시간 초과": "timed out", "로드 실패": "failed to load", "크래시": "crash",
     "글자 깨짐": "garbage gibberish output", "연결 실패": "connection error",
+    # Russian (stems: the word's endings change with its case, so these match at a word's start)
+    "пустой ответ": "empty answer", "пустые ответ": "empty answer", "пустого ответ": "empty answer",
+    "пустым ответ": "empty answer", "ответ пустой": "empty answer", "пустой результат": "empty output",
+    "пустой контент": "empty content", "нет ответа": "no output returned", "не отвечает": "stops responding hang",
+    "не хватает памяти": "out of memory", "нехватка памяти": "out of memory", "нехватки памяти": "out of memory",
+    "недостаточно памяти": "out of memory", "зависает": "stuck hang", "зависани": "stuck hang",
+    "вылетает": "crash", "вылетел": "crash", "падает": "crash", "ошибка сегментации": "segmentation fault",
+    "мусор": "garbage gibberish output", "бессмыслиц": "gibberish output", "абракадабр": "gibberish output",
+    "кракозябр": "garbage gibberish output", "бесконечный цикл": "endless loop", "зацикл": "endless loop",
+    "повторяет одно": "repeating output", "вызов инструмент": "tool call", "вызовы инструмент": "tool call",
+    "вызова инструмент": "tool call", "вызов функци": "function call", "вызова функци": "function call",
+    "рассуждени": "reasoning", "размышлени": "thinking reasoning", "таймаут": "timed out", "тайм-аут": "timed out",
+    "превышено время ожидания": "timed out", "не загружается": "failed to load",
+    "не удалось загрузить": "failed to load", "ошибка загрузки": "failed to load", "обрезает": "truncated",
+    "обрезан": "truncated", "обрывается": "truncated", "медленн": "slow", "длина контекста": "context length",
+    "длины контекста": "context length", "контекстное окно": "context length", "квантизаци": "quantization",
+    "квантовани": "quantization", "дообучени": "fine-tuning", "файнтюн": "fine-tuning",
+    "структурированный вывод": "structured output",
+    # Vietnamese
+    "phản hồi trống": "empty response", "câu trả lời trống": "empty answer", "trả lời trống": "empty answer",
+    "rỗng": "empty", "không có phản hồi": "no output returned", "không phản hồi": "stops responding hang",
+    "hết bộ nhớ": "out of memory", "thiếu bộ nhớ": "out of memory", "tràn bộ nhớ": "out of memory",
+    "bị treo": "stuck hang", "treo máy": "stuck hang", "rất chậm": "slow", "chạy chậm": "slow",
+    "gọi công cụ": "tool call", "gọi hàm": "function call", "suy luận": "reasoning", "lặp lại": "repeating output",
+    "vòng lặp vô hạn": "endless loop", "hết thời gian chờ": "timed out", "bị cắt": "truncated",
+    "không tải được": "failed to load", "tải thất bại": "failed to load", "ký tự lạ": "garbage gibberish output",
+    "ký tự rác": "garbage gibberish output", "bị sập": "crash",
+    # Spanish and Portuguese
+    "respuesta vacía": "empty response", "respuestas vacías": "empty response", "contenido vacío": "empty content",
+    "resposta vazia": "empty response", "respostas vazias": "empty response", "conteúdo vazio": "empty content",
+    "sin respuesta": "no output returned", "sem resposta": "no output returned",
+    "memoria insuficiente": "out of memory", "sin memoria": "out of memory", "memória insuficiente": "out of memory",
+    "se cuelga": "stuck hang", "se queda colgado": "stuck hang", "travou": "stuck hang", "travando": "stuck hang",
+    "bucle infinito": "endless loop", "llamada a herramienta": "tool call", "llamadas a herramientas": "tool call",
+    "llamada de herramienta": "tool call", "llamada a función": "function call",
+    "llamadas a funciones": "function call", "chamada de ferramenta": "tool call",
+    "chamadas de ferramentas": "tool call", "chamada de função": "function call", "razonamiento": "reasoning",
+    "raciocínio": "reasoning", "tiempo de espera agotado": "timed out", "tempo esgotado": "timed out",
+    "truncada": "truncated", "truncado": "truncated", "muy lento": "slow", "muito lento": "slow",
+    "error al cargar": "failed to load", "falha ao carregar": "failed to load",
+    "caracteres extraños": "garbage gibberish output", "caracteres estranhos": "garbage gibberish output",
+    "texto sin sentido": "gibberish output",
+    # German
+    "leere antwort": "empty answer", "leeren antwort": "empty answer", "leere antworten": "empty answer",
+    "keine antwort": "no output returned", "zu wenig speicher": "out of memory",
+    "nicht genug speicher": "out of memory", "speicher reicht nicht": "out of memory",
+    "speichermangel": "out of memory", "hängt sich auf": "stuck hang", "endlosschleife": "endless loop",
+    "werkzeugaufruf": "tool call", "werkzeugaufrufe": "tool call", "tool-aufruf": "tool call",
+    "tool-aufrufe": "tool call", "funktionsaufruf": "function call", "funktionsaufrufe": "function call",
+    "abgeschnitten": "truncated", "sehr langsam": "slow", "stürzt ab": "crash", "absturz": "crash",
+    "kauderwelsch": "gibberish output", "zeichensalat": "garbage gibberish output",
+    "zeitüberschreitung": "timed out", "lädt nicht": "failed to load", "denkprozess": "thinking reasoning",
+    # French
+    "réponse vide": "empty response", "réponses vides": "empty response", "contenu vide": "empty content",
+    "aucune réponse": "no output returned", "pas de réponse": "no output returned",
+    "mémoire insuffisante": "out of memory", "manque de mémoire": "out of memory", "boucle infinie": "endless loop",
+    "appel d'outil": "tool call", "appels d'outils": "tool call", "appel de fonction": "function call",
+    "appels de fonction": "function call", "raisonnement": "reasoning", "délai d'attente dépassé": "timed out",
+    "tronqué": "truncated", "tronquée": "truncated", "très lent": "slow", "charabia": "gibberish output",
+    "caractères bizarres": "garbage gibberish output", "échec du chargement": "failed to load",
 }
-_GLOSSARY_RE = _Lazy("|".join(sorted(map(re.escape, GLOSSARY), key=len, reverse=True)), re.I)
+# Chinese, Japanese and Korean write their failure words into longer words (Korean adds particles): those match
+# anywhere. Words in other scripts must start a word (Russian ones are stems, so they may end inside one), and Latin
+# ones must also end one: "lento" is not "violento", "rỗng" is a word of its own.
+def _gloss_alternative(word: str) -> str:
+    if any("\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in word):
+        return re.escape(word)
+    cyrillic = any("\u0400" <= ch <= "\u04ff" for ch in word)
+    return rf"(?<!\w){re.escape(word)}" + ("" if cyrillic else r"(?!\w)")
+
+
+_GLOSSARY_RE = _Lazy("|".join(map(_gloss_alternative, sorted(GLOSSARY, key=len, reverse=True))), re.I)
 
 
 def gloss(text: str) -> str:
-    """English words for the Chinese failure words in ``text`` (GLOSSARY), each once, in order; "" when none."""
+    """English words for the failure words of other languages in ``text`` (GLOSSARY), each once, in order; "" when
+    none."""
     seen: dict[str, None] = {}
     for m in _GLOSSARY_RE.finditer(text[:65536]):
         seen.setdefault(GLOSSARY[m.group(0).lower()], None)
