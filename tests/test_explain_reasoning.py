@@ -690,6 +690,29 @@ def test_the_prompt_a_log_prints_is_no_leak():
     assert "harmony-leak" not in [h.cls.id for h in ex.triage]
 
 
+# llama-server logs its chat template on an example conversation at start-up (tools/server/server.cpp: "chat
+# template, chat_template: %s, example_format: '%s'"); an incident note that quotes it while the server hung in
+# decode (humanspark/local-ai, 2026-08-19) shows no leak: the Harmony there is the model's input
+TEMPLATE_EXAMPLE_IN_A_START_UP_LOG = """Incident: gpt-oss-120b hangs in decode
+The first question was accepted, tokenized, and began decoding. Then the server stopped responding and stopped
+logging. The remaining eleven questions failed as `Connection refused`.
+srv    load_model: chat template, chat_template: jinja, example_format: '<|start|>system<|message|>You are ChatGPT, a
+large language model trained by OpenAI.
+Knowledge cutoff: 2024-06<|end|><|start|>user<|message|>Hello<|end|><|start|>assistant<|channel|>final<|message|>Hi
+there<|end|><|start|>user<|message|>How are you?<|end|><|start|>assistant'
+"""
+
+
+def test_the_template_example_a_server_logs_at_start_up_is_no_leak():
+    ex = explain_text(TEMPLATE_EXAMPLE_IN_A_START_UP_LOG, allow_download=False)
+    assert not [a for a in ex.artifacts if a.kind == "harmony-leak"]
+    assert "leak" not in ex.facets.failure
+    assert "harmony-leak" not in [h.cls.id for h in ex.triage]
+    # the same Harmony in an answer still is a leak
+    leaked = explain_text("the answer shows <|start|>assistant<|channel|>final<|message|>Hi there", allow_download=False)
+    assert "leak" in leaked.facets.failure
+
+
 # https://github.com/sgl-project/sglang/issues/22784: PyTorch's own size-mismatch error, which four known issues
 # print with their own numbers; with other numbers it tells none of them apart
 TENSOR_SIZE_MISMATCH = """[Bug] gpt-oss-120b EP=8 crashes with tensor size mismatch in weight_loader_fused

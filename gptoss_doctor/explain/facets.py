@@ -141,8 +141,9 @@ PHASES = _table([
 # timing field (latency=591.279083ms) — all seen in real logs (vLLM 0.26.0 and 0.32.0 and llama-server recorded here,
 # Ollama's llm server log) —, and a log line that prints the prompt the server rendered (LocalAI's "DBG Prompt (after
 # templating): <|start|>system…", vLLM's request log "prompt: '<|start|>system…'": its Harmony is the model's input,
-# no output). They are blanked before the failure kinds, the triage and the leak recogniser (artifacts.recognise) read
-# a text: a pasted healthy log is no loop, slowness, crash, leak or context overflow
+# no output; llama-server's example_format line likewise). They are blanked before the failure kinds, the triage and
+# the leak recogniser (artifacts.recognise) read a text: a pasted healthy log is no loop, slowness, crash, leak or
+# context overflow
 PROMPT_ECHO = r"\bprompt\b[^<\n]{0,40}[:=]\s*['\"]?\s*<\|start\|>[^\n]*"
 ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)?repeating\b|"
                 r"\bAvg (?:prompt|generation) throughput: [\d.]+ tokens/s\b|"
@@ -151,6 +152,10 @@ ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)
                 # torch's deprecation warning at every vLLM start (2025): its "install" is no install failure
                 r"\bThe pynvml package is deprecated\. Please install nvidia-ml-py instead\.(?: If you did not install "
                 r"pynvml directly, please report this to the maintainers of the package that installed pynvml for you\.)?|"
+                # llama-server's start-up line that shows the chat template on an example conversation
+                # ("chat template, chat_template: …, example_format: '<|start|>system<|message|>…'", server.cpp): the
+                # model's input rendered once at load, no output
+                r"\bexample_format:\s*'[^']{0,6000}'|"
                 # the empty default fields of every chat completion a client prints ('"tool_calls":[]', 'refusal=None'),
                 # and the list of fields a schema error says it expected: names, no subject. (A tool call that is None
                 # beside reasoning that meant to call one is the tool-call fault: 'tool_calls=None' stays.)

@@ -317,6 +317,7 @@ class Scanner:
         self._tools: set[str] = set()
         self._tb: list[str] | None = None
         self._tb_start = 0
+        self._example = 0  # lines left of llama-server's example_format quote (see feed_line)
 
     # -- recording -------------------------------------------------------------------------
     def _hint(self, text: str) -> str | None:
@@ -369,6 +370,13 @@ class Scanner:
         engine = None
         if self._tb is None and ("prompt" in raw and "rror" not in raw and "RROR" not in raw):
             return  # a request log that echoes the rendered Harmony prompt: not an error, not a leak
+        if self._tb is None and (self._example or "example_format: '" in raw):
+            # llama-server's start-up line showing its chat template on an example conversation ("chat template,
+            # chat_template: …, example_format: '<|start|>system<|message|>…'", tools/server/server.cpp), and the
+            # lines it goes on over until its closing quote (at most 30): the model's input, no output, no error
+            tail = raw if self._example else raw.split("example_format: '", 1)[1]
+            self._example = 0 if "'" in tail else (self._example or 31) - 1
+            return
         line = strip_prefixes(raw)
         if self._tb is not None:
             self._traceback_line(line, lineno, engine)
