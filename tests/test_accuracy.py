@@ -25,16 +25,19 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     "independent": (0.63, 0.78),
     # the second independent set (collected 2026-11-25 before the matcher changed, never tuned on): 10/24, 14/24;
     # 12/24, 16/24 with phrase terms
-    "independent-2": (0.5, 0.66),
+    # 17/24, 21/24 since the thirteenth set is tuned on (structured-output and Ollama-context wordings)
+    "independent-2": (0.7, 0.87),
     # the third (collected 2026-11-28 by sessions that never ran the matcher): 8/23 and 12/23 on the landed matcher
     # and after that afternoon's changes alike; tuned on since that evening: 12/23 and 14/23
     "independent-3": (0.52, 0.6),
     # the fourth (collected 2026-11-28 evening by four sessions that never ran the matcher): 6/20 and 8/20 on the
     # matcher before and after the third set was tuned on alike; tuned on since late that day: 10/20 and 11/20
-    "independent-4": (0.5, 0.55),
+    # 12/20, 15/20 since the thirteenth set is tuned on
+    "independent-4": (0.6, 0.75),
     # the fifth (collected late on 2026-11-28 by eight sessions that never ran the matcher): 7/13 and 12/13 before and
     # after the fourth set was tuned on alike; tuned on since the night of 2026-11-28/29: the same
-    "independent-5": (0.53, 0.92),
+    # 9/13, 13/13 since the thirteenth set is tuned on
+    "independent-5": (0.69, 1.0),
     # the sixth (collected that night by five sessions that never ran the matcher): 14/20 and 16/20 before and after
     # the fifth set was tuned on alike; tuned on since 2026-11-29
     "independent-6": (0.7, 0.8),
@@ -43,10 +46,12 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     "independent-7": (0.71, 1.0),
     # the eighth (collected 2026-11-29, day, by ten sessions that never ran the matcher, never tuned on): 9/14 and
     # 10/14 on the matcher of that morning, 10/14 and 11/14 after the seventh set was tuned on
-    "independent-8": (0.71, 0.78),
+    # 11/14 and 11/14 since the thirteenth set is tuned on
+    "independent-8": (0.78, 0.78),
     # the ninth (collected 2026-11-29 by ten sessions in two rounds that never ran the matcher): 22/31 and 28/31 on
     # the matcher of that morning (74b5c7f); tuned on since the tenth was collected: the same
-    "independent-9": (0.7, 0.9),
+    # 25/31, 29/31 since the thirteenth set is tuned on
+    "independent-9": (0.8, 0.93),
     # the tenth (collected 2026-11-29 by eight sessions that never ran the matcher, never tuned on): 15/24 and 19/24
     # on the session's start commit (02d6090) and after the ninth set was tuned on alike; tuned on since the eleventh
     # was collected: the same
@@ -60,9 +65,13 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     # start commit (861e4d9) and after the eleventh set was tuned on alike; tuned on since the thirteenth was
     # collected: 19/25 and 20/25 (entries widened with its evaluation / GRPO budget, Unsloth and Ollama wordings)
     "independent-12": (0.76, 0.8),
-    # the thirteenth (collected 2026-11-30 by eleven sessions that never ran the matcher, never tuned on): 13/32 and
-    # 19/32 on the session's start commit (7961ccc); 16/32 and 22/32 after the twelfth set was tuned on
-    "independent-13": (0.5, 0.68),
+    # the thirteenth (collected 2026-11-30 by eleven sessions that never ran the matcher): 13/32 and 19/32 on the
+    # session's start commit (7961ccc); 16/32 and 22/32 after the twelfth set was tuned on; tuned on since the
+    # fourteenth was collected: 27/33 and 31/33 (one uncovered case relabelled to the entry written from it)
+    "independent-13": (0.81, 0.93),
+    # the fourteenth (collected 2026-11-30 by ten sessions that never ran the matcher, never tuned on): 14/27 and
+    # 19/27 on the session's start commit (7aca30b); 16/27 and 20/27 after the thirteenth set was tuned on
+    "independent-14": (0.59, 0.74),
 }
 # right & confident: top-1 right with high or medium confidence. Measured when issue 17's calibration landed (dev
 # 287/383, held back 61/93, independent 27/65, independent-2 9/24): the words-alone rule (bench/bench_calibration.py)
@@ -79,13 +88,15 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
 RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "independent-2": 0.41,
                           "independent-3": 0.21, "independent-4": 0.4, "independent-5": 0.23, "independent-6": 0.35,
                           "independent-8": 0.57, "independent-9": 0.38, "independent-10": 0.25,
-                          "independent-11": 0.5, "independent-12": 0.48, "independent-13": 0.25}
+                          "independent-11": 0.5, "independent-12": 0.48, "independent-13": 0.39,
+                          "independent-14": 0.25}
 # (independent-3: 5/23; independent-4: 6/20, 8/20 since it is tuned on; independent-5: 3/13; independent-6: 7/20;
 # independent-8: 8/14 before and after the seventh set was tuned on; independent-9: 12/31 on 74b5c7f and since;
 # independent-10: 6/24 on 02d6090 and after the ninth set was tuned on, and since; independent-11: 7/18 on d5403d7
 # and after the tenth set was tuned on, 8/18 since it is tuned on, 9/18 since the thirteenth was collected;
 # independent-12: 10/25 on 861e4d9 and after the eleventh set was tuned on, 12/25 since it is tuned on;
-# independent-13: 8/32 on 7961ccc and after the twelfth set was tuned on)
+# independent-13: 8/32 on 7961ccc and after the twelfth set was tuned on, 13/33 since it is tuned on; independent-14:
+# 7/27 on 7aca30b and after the thirteenth set was tuned on)
 # uncovered cases (real gpt-oss problems no entry describes) that still get a high or medium answer: independent 19
 # of 44 before issue 17, 6, then 3 (5 with a first form of phrase terms that also joined an identifier's parts);
 # independent-2 24 of 61 on the landed matcher of 2026-11-23, 5, then 3, then 2; tune 1 of 95 (the tune-2 cases, as
@@ -97,16 +108,21 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
 # after the ninth set was tuned on; 2 since it is tuned on: a setting's name or a healthy run's notice alone is a
 # lead); independent-11 3 of 56 (on d5403d7 and after the tenth set was tuned on; tuned on since the twelfth was
 # collected: the same); independent-12 5 of 55 (on 861e4d9 and after the eleventh set was tuned on; tuned on since
-# the thirteenth was collected: the same); independent-13 2 of 34 (on 7961ccc and after the twelfth was tuned on,
-# never read)
-UNCOVERED_CONFIDENT_WRONG = {"independent": 3, "independent-2": 2, "tune": 1, "independent-3": 1, "independent-4": 0,
+# the thirteenth was collected: the same); independent-13 2 of 34 (on 7961ccc and after the twelfth was tuned on;
+# 2 of 33 since it is tuned on); independent-14 1 of 49 (on 7aca30b and after the thirteenth was tuned on, never
+# read). The first set's rose from 3 to 4 when the thirteenth was tuned on: wordings added to the structured-output
+# entry changed which entry is second on one uncovered text, and the margin rules then left its first answer
+# (raw-harmony-in-content-no-parser) medium; reported, not tuned away (it is a set nobody may tune on)
+UNCOVERED_CONFIDENT_WRONG = {"independent": 4, "independent-2": 2, "tune": 1, "independent-3": 1, "independent-4": 0,
                              "independent-5": 0, "independent-6": 3, "independent-7": 0, "independent-8": 4,
                              "independent-9": 2, "independent-10": 2,
-                             "independent-11": 3, "independent-12": 5, "independent-13": 2}
+                             "independent-11": 3, "independent-12": 5, "independent-13": 2, "independent-14": 1}
 # leave-one-out on the dev split: each case matched without its own entries (every confident answer is wrong)
 # 23 -> 22 with the Chinese glossary, 21 since shared message shapes, 20 since signatures.context, 17 since a
-# quoted message of another engine's issue drops and entries sharing a message each need their own setting
-DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 17
+# quoted message of another engine's issue drops and entries sharing a message each need their own setting; 18 since
+# the thirteenth set was tuned on (the budget entry's new wording moved a runner-up: one dev text left without its
+# own entries now gets raw-harmony-in-content-no-parser medium on its token ids)
+DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 18
 # the triage's first class fits the labels (knowledge/classes ids) of problems explain does not know: the dev and
 # tune splits explained without their own entries (bench_calibration.py --triage: 275/383 and 122/150), the uncovered
 # cases of the second independent set (34/61 when the triage landed, 38/61 before the 'rejected' failure kind and the
@@ -123,16 +139,20 @@ DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 17
 # on 02d6090, 38/53 after the ninth was tuned on; 42/53 since it is tuned on) and of the eleventh (37/49 on d5403d7
 # and after the tenth was tuned on; the same since it is tuned on) and of the twelfth (37/53 on 861e4d9 and after
 # the eleventh was tuned on; 40/53 since it is tuned on: an HTTP status said in words and a quoted rate-limit answer
-# are the text's status) and of the thirteenth, never tuned on (21/32 on 7961ccc and after the twelfth was tuned on).
+# are the text's status; 41/53 since the thirteenth is tuned on) and of the thirteenth (21/32 on 7961ccc and after
+# the twelfth was tuned on; 22/31 since it is tuned on: llama-server's example_format start-up line is no leak) and of
+# the fourteenth, never tuned on (37/46 on 7aca30b and after the thirteenth was tuned on). The second's fell from 51
+# to 50 when the thirteenth was tuned on (a near-tie of the neighbours' vote on a text that names no failure).
 # Garbage called garbage beside Harmony markup is garbage first since the thirteenth was collected (the fourth's
 # 39 -> 40, the eighth's 45 -> 46, the eleventh's 37 -> 38). The third's fell to 35/50 when a class the text says came before
 # one the neighbours guessed and "fails to start" became a load failure (from 36). In the eleventh set's session the
 # eighth's fell to 45/52 (an Unsloth tutorial's "pip install --upgrade" in its set-up was its install-build answer;
 # set-up steps no longer name the phase) and the fourth's rose to 39/49
 TRIAGE_LEAVE_ONE_OUT_FLOORS = {"dev": 0.72, "tune": 0.82}
-TRIAGE_FITS_FLOORS = {"independent-2": 51, "independent-3": 35, "independent-4": 40, "independent-5": 27,
+TRIAGE_FITS_FLOORS = {"independent-2": 50, "independent-3": 35, "independent-4": 40, "independent-5": 27,
                       "independent-6": 29, "independent-7": 27, "independent-8": 46, "independent-9": 37,
-                      "independent-10": 42, "independent-11": 38, "independent-12": 40, "independent-13": 21}
+                      "independent-10": 42, "independent-11": 38, "independent-12": 41, "independent-13": 22,
+                      "independent-14": 37}
 
 
 @pytest.fixture(scope="module")
@@ -163,11 +183,12 @@ def test_unknown_problems_get_no_confident_answer_more_often(summary, split):
 # look-alikes answered with high or medium confidence: none on the second to the eighth set; 1 of 22 on the ninth as
 # collected (74b5c7f, before it was read), 0 since Harmony-like markup under another family's name is no sign of
 # gpt-oss; none of the tenth's 27 (02d6090 and after); 1 of the eleventh's 27 (d5403d7 and after, and since it is
-# tuned on); none of the twelfth's 33 (861e4d9 and after); none of the thirteenth's 20 (7961ccc and after, never
-# read)
+# tuned on); none of the twelfth's 33 (861e4d9 and after); none of the thirteenth's 20 (7961ccc and after); none of
+# the fourteenth's 20 (7aca30b and after, never read)
 LOOK_ALIKES_CONFIDENT_WRONG = {"independent-2": 0, "independent-3": 0, "independent-4": 0, "independent-5": 0,
                                "independent-6": 0, "independent-7": 0, "independent-8": 0, "independent-9": 0,
-                               "independent-10": 0, "independent-11": 1, "independent-12": 0, "independent-13": 0}
+                               "independent-10": 0, "independent-11": 1, "independent-12": 0, "independent-13": 0,
+                               "independent-14": 0}
 
 
 @pytest.mark.parametrize("split", sorted(LOOK_ALIKES_CONFIDENT_WRONG))
