@@ -38,8 +38,8 @@ the next session. A fifteenth, bench/cases/independent-13-{a…k}.yaml (`set: 20
 sessions from that next session's start commit (7961ccc), before anything it changed was measured on it: row
 "independent-13", tuned on since the next session. A sixteenth, bench/cases/independent-14-{a…m}.yaml
 (`set: 2026-11-30-14`), was collected by ten sessions from that next session's start commit (7aca30b), before
-anything it changed was measured on it (76 real problems, 20 look-alikes; 32 of the real ones are vLLM issues read
-through a per-issue mirror): row "independent-14", never tuned on. Report all of them.
+anything it changed was measured on it (76 real problems, 20 look-alikes; 32 of the real ones are vLLM issues, 31 of
+them read through a per-issue mirror): row "independent-14", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
