@@ -628,7 +628,8 @@ GLOSSARY = {
     # Russian (stems: the word's endings change with its case, so these match at a word's start)
     "пустой ответ": "empty answer", "пустые ответ": "empty answer", "пустого ответ": "empty answer",
     "пустым ответ": "empty answer", "ответ пустой": "empty answer", "пустой результат": "empty output",
-    "пустой контент": "empty content", "пустой content": "empty content", "нет ответа": "no output returned", "не отвечает": "stops responding hang",
+    "пустой контент": "empty content", "пустой content": "empty content", "нет ответа": "no output returned",
+    "не отвечает": "stops responding hang",
     "не хватает памяти": "out of memory", "нехватка памяти": "out of memory", "нехватки памяти": "out of memory",
     "недостаточно памяти": "out of memory", "зависает": "stuck hang", "зависани": "stuck hang",
     "вылетает": "crash", "вылетел": "crash", "падает": "crash", "ошибка сегментации": "segmentation fault",
