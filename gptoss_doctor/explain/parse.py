@@ -9,6 +9,7 @@ lines (plus traceback bodies) are decoded and parsed, so memory stays flat and t
 from __future__ import annotations
 
 import ast
+import functools
 import heapq
 import json
 import re
@@ -697,14 +698,17 @@ def _gloss_alternative(word: str) -> str:
     return rf"(?<!\w){re.escape(word)}" + ("" if cyrillic else r"(?!\w)")
 
 
-_GLOSSARY_RE = _Lazy("|".join(map(_gloss_alternative, sorted(GLOSSARY, key=len, reverse=True))), re.I)
+@functools.cache
+def _glossary_re() -> re.Pattern:
+    """The glossary's words as one pattern, built on first use (a command that reads no text never builds it)."""
+    return _Lazy("|".join(map(_gloss_alternative, sorted(GLOSSARY, key=len, reverse=True))), re.I)
 
 
 def gloss(text: str) -> str:
     """English words for the failure words of other languages in ``text`` (GLOSSARY), each once, in order; "" when
     none."""
     seen: dict[str, None] = {}
-    for m in _GLOSSARY_RE.finditer(text[:65536]):
+    for m in _glossary_re().finditer(text[:65536]):
         seen.setdefault(GLOSSARY[m.group(0).lower()], None)
     return "; ".join(seen)
 
