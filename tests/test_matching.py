@@ -366,3 +366,17 @@ def test_the_transcript_of_a_local_generate_call_is_no_leak():
     served = explain_text('{"choices":[{"message":{"content":"<|channel|>analysis<|message|>The user asks.<|end|>'
                           '<|start|>assistant<|channel|>final<|message|>Hi"}}]}', allow_download=False)
     assert [a.kind for a in served.artifacts] == ["harmony-leak"]
+
+
+def test_an_entry_its_id_places_on_amd_drops_for_an_nvidia_text():
+    # vllm #25456 (a V100 log): the ROCm entry's summary says "CUDA-graph capture", which made it look like an NVIDIA
+    # issue too, and it came second, high, on shared words; what its id names (ROCm) decides its hardware
+    text = ("[Bug]: v100 support for gpt-oss: torch.AcceleratorError: CUDA error: no kernel image is available for "
+            "execution on the device\nvllm serve openai/gpt-oss-20b --tensor-parallel-size 8\n(Worker_TP3 pid=2541127) "
+            "ERROR [multiproc_executor.py:597] torch.AcceleratorError: CUDA error: no kernel image is available for "
+            "execution on the device")
+    found = {m.entry.id: m for m in matching.match_text(text, limit=300, min_score=0.0)}
+    assert found["cuda-kernels-missing-for-gpu-arch"].confidence == "high"
+    rocm = found["vllm-rocm-gptoss-kernel-errors"]
+    assert rocm.confidence == "low"
+    assert any("amd hardware and the text shows nvidia" in ev for ev in rocm.evidence)
