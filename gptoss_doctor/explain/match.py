@@ -255,8 +255,15 @@ class Index:
             # about AMD hardware, not NVIDIA's (the fourteenth set's V100 log got it, high)
             named = {name for name, rx in VENDORS if name != "cpu" and rx.search(e.id.replace("-", " "))}
             if not named & RARE_VENDORS:
-                about = " ".join([e.id, e.title, e.summary, *e.messages])
-                named = {name for name, rx in VENDORS if name != "cpu" and rx.search(about)}
+                named = {name for name, rx in VENDORS if name != "cpu" and rx.search(e.id + " " + e.title)}
+                if not named:
+                    # what its summary and messages mention is what reporters ran, not what the issue needs: they
+                    # place it only on NVIDIA hardware, and only when they name no other vendor
+                    about = " ".join([e.summary, *e.messages])
+                    named = {name for name, rx in VENDORS if name != "cpu" and rx.search(about)}
+                    named = named if named == {"nvidia"} else set()
+                elif len(named) > 1:
+                    named = set()  # a title that names two vendors' hardware is about neither alone
             self._vendors[i] = named
         return self._vendors[i]
 
