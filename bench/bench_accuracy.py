@@ -39,7 +39,11 @@ sessions from that next session's start commit (7961ccc), before anything it cha
 "independent-13", tuned on since the next session. A sixteenth, bench/cases/independent-14-{a…m}.yaml
 (`set: 2026-11-30-14`), was collected by ten sessions from that next session's start commit (7aca30b), before
 anything it changed was measured on it (76 real problems, 20 look-alikes; 32 of the real ones are vLLM issues, 31 of
-them read through a per-issue mirror): row "independent-14", never tuned on. Report all of them.
+them read through a per-issue mirror): row "independent-14", tuned on since the next session. A seventeenth,
+bench/cases/independent-15-{a…p}.yaml (`set: 2026-11-30-15`), was collected by ten sessions from that next session's
+start commit (acd4df7), before anything it changed was measured on it (63 real problems, 12 of them covered, and 20
+look-alikes; 22 of the real ones are vLLM issues read through a per-issue mirror): row "independent-15", never tuned
+on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
@@ -77,7 +81,8 @@ INDEPENDENT_10_SET = "2026-11-29-10"  # the tenth (bench/cases/independent-10-*.
 INDEPENDENT_11_SET = "2026-11-29-11"  # the eleventh (bench/cases/independent-11-*.yaml): tuned on since the twelfth's
 INDEPENDENT_12_SET = "2026-11-29-12"  # the twelfth (bench/cases/independent-12-*.yaml): tuned on since the 13th's
 INDEPENDENT_13_SET = "2026-11-30-13"  # the thirteenth (bench/cases/independent-13-*.yaml): tuned on since the 14th's
-INDEPENDENT_14_SET = "2026-11-30-14"  # the fourteenth (bench/cases/independent-14-*.yaml): never tuned on
+INDEPENDENT_14_SET = "2026-11-30-14"  # the fourteenth (bench/cases/independent-14-*.yaml): tuned on since the 15th's
+INDEPENDENT_15_SET = "2026-11-30-15"  # the fifteenth (bench/cases/independent-15-*.yaml): never tuned on
 # collection set -> its split and row
 SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independent-3",
               INDEPENDENT_4_SET: "independent-4", INDEPENDENT_5_SET: "independent-5",
@@ -85,7 +90,7 @@ SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independen
               INDEPENDENT_8_SET: "independent-8", INDEPENDENT_9_SET: "independent-9",
               INDEPENDENT_10_SET: "independent-10", INDEPENDENT_11_SET: "independent-11",
               INDEPENDENT_12_SET: "independent-12", INDEPENDENT_13_SET: "independent-13",
-              INDEPENDENT_14_SET: "independent-14"}
+              INDEPENDENT_14_SET: "independent-14", INDEPENDENT_15_SET: "independent-15"}
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
