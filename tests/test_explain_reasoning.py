@@ -1105,3 +1105,23 @@ def test_the_fields_a_schema_error_lists_and_a_responses_empty_defaults_name_no_
                          "reasoning='The user needs information that get_weather provides. I should call get_weather.')",
                          allow_download=False)
     assert "tools" in meant.facets.features
+
+
+def test_llama_servers_context_refusal_in_a_python_repr_is_the_context_class():
+    # an agent loop's log (the fourteenth set, tuned on since): the 400 is in the error body's Python repr, not after
+    # "Error code:", and llama-server's words are "exceeds the available context size"
+    text = ("### 10. Context Overflow Infinite Loop (P0)\n"
+            "**Problem:** Agent gets stuck in infinite retry loop when context exceeds LLM's limit.\n"
+            "Current token count: 132195\n"
+            "LLM invocation error: {'code': 400, 'message': 'the request exceeds the available context size, try "
+            "increasing it', 'type': 'exceed_context_size_error', 'n_prompt_tokens': 4, 'n_ctx': 131072}\n")
+    ex = explain_text(text, allow_download=False)
+    assert ex.facets.http_status == 400
+    assert ex.triage[0].cls.id == "context-length" and ex.triage[0].basis == "shown"
+
+
+def test_a_runner_killed_by_a_signal_is_out_of_memory_before_a_load_failure():
+    # Ollama's words when the kernel's OOM killer ends its runner (Go's "signal: killed")
+    text = ("gpt-oss:20b was pulled but inference on the CPU-only VM fails: Error: llama runner process has "
+            "terminated: signal: killed")
+    assert _first_class(text) == "oom"

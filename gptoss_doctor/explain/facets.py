@@ -254,7 +254,7 @@ HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
     r"\b(\d{3}) (?:Unauthorized|Forbidden|Not Found|Bad Request|Unprocessable Entity|Service Unavailable|"
     r"Bad Gateway|Gateway Timeout|Internal Server Error|Too Many Requests|Provider returned error)\b",
     r"\bHTTP (?:error )?(\d{3})\b",
-    r"\"code\":\s*\"?(\d{3})\b",
+    r"[\"']code[\"']:\s*[\"']?(\d{3})\b",                         # a JSON error body, or its Python repr
     r"(?<!\d)(\d{3}) ?(?:状态码|錯誤|错误)|(?:状态码|狀態碼)\D{0,3}(\d{3})\b",  # Chinese: "返回 429 状态码"
     # "an error 429" in English and its neighbours ("un errore 429", "erreur 503", "Fehler 401"), "codice di stato 429"
     r"\b(?:error|errore|erreur|fehler|erro)\s+(\d{3})\b|\b(?:codice di stato|code d'[ée]tat|c[óo]digo de estado|"
