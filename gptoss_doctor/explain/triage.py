@@ -37,7 +37,8 @@ CONTEXT_WEIGHT = 0.5  # a pattern or feature seen only in the context (a launch 
 # launched, what was installed); a class is chosen by the failure first
 FAILURE_LINE = _rx.compile(
     r"error|exception|traceback|fail|fatal|crash|panic|abort|killed|segfault|cannot|can't|can not|couldn't|unable|"
-    r"not work|doesn't|does not|don't|won't|isn't|aren't|wasn't|never|no longer|stopped|wrong|broken|empty|missing|"
+    r"not work|doesn't|does not|don't|won't|isn't|aren't|wasn't|never|no longer|stopped|wrong|incorrect|degrad|"
+    r"terrible|broken|empty|missing|"
     r"invalid|unsupported|not supported|unknown|unexpected|unrecogni[sz]ed|exceed|refus|denied|forbidden|"
     r"unauthori[sz]ed|timed? ?out|stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|"
     r"however|only|problem|issue|bug|stray|\b[45]\d\d\b", re.I)
