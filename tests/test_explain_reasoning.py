@@ -1125,3 +1125,16 @@ def test_a_runner_killed_by_a_signal_is_out_of_memory_before_a_load_failure():
     text = ("gpt-oss:20b was pulled but inference on the CPU-only VM fails: Error: llama runner process has "
             "terminated: signal: killed")
     assert _first_class(text) == "oom"
+
+
+def test_a_speed_named_without_a_judgement_is_a_measurement_not_a_slow_failure():
+    # an eval log's metrics ("p50 latency", "tok/s") say nothing went slow; "poor performance" and "very less
+    # throughput" do (vllm #27075, TensorRT-LLM #12933 titles)
+    metrics = ("# Eval report: sql_repair = openai/gpt-oss-20b\nLatency per question: p50 0.38s, p95 2.40s, 45 tok/s "
+               "throughput\nvLLM cannot load gpt-oss-120b on this host: it OOMs the 96 GB card every time\n")
+    ex = explain_text(metrics, allow_download=False)
+    assert "slow" not in ex.facets.failure
+    assert ex.triage[0].cls.id != "looping-slow"
+    for text in ("[Bug]: gpt-oss poor performance\ngpt-oss output tok/s is around 150 only on blackwell (b200)",
+                 "[Usage]: Observing very less throughput with gpt-oss-120b on H100"):
+        assert "slow" in explain_text(text, allow_download=False).facets.failure

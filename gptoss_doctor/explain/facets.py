@@ -217,9 +217,13 @@ FAILURES = _table([
                  # a quoted API field name (it has an underscore: reasoning_content, tool_choice) refused by name
                  r"[`'\"][\w.\[\]-]*_[\w.\[\]-]*[`'\"] (?:is|are) (?:unsupported|not supported|not allowed|not permitted)\b|"
                  r"\b(?:rejects?|rejected|refuses?|refused)\b[^.\n]{0,40}[`'\"][\w.\[\]-]*_[\w.\[\]-]*[`'\"]"),
+    # (a speed named without a judgement, "p50 latency 0.38s", "45 tok/s", is a measurement, not a failure)
     ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperformance (?:degradation|regression|drop)\b|"
-             r"\btokens?/s\b|\btok/s\b|\blatency\b|\bthroughput\b|\btakes? (?:\d+ )?"
-             r"(?:minutes|seconds|forever|long)\b|\bTTFT\b"),
+             r"\b(?:high|higher|huge|increased|poor) (?:latency|TTFT)\b|\b(?:latency|TTFT) (?:is |was )?(?:high|"
+             r"higher|spikes?|increases?|regress\w*|degrad\w*)\b|\b(?:low|lower|less|poor) (?:throughput|tokens?/s|tok/s)\b|"
+             r"\b(?:poor|bad|terrible|degraded|low) performance\b|"
+             r"\b(?:throughput|tokens?/s|tok/s) (?:is |was )?(?:low|lower|drops?|dropped|regress\w*|degrad\w*)\b|"
+             r"\btakes? (?:\d+ )?(?:minutes|seconds|forever|long)\b"),
     # output no healthy model writes, in the user's words (the artifact recogniser sees it in the output itself)
     ("garbage", r"\bgibb?e?r*i?sh\b|\bgarbage\b(?! collect)|"
                 r"\bgarbled\b(?![^.\n]{0,30}\b(?:json|tool|arguments?)\b)|\bnonsens\w*|"
