@@ -1138,3 +1138,15 @@ def test_a_speed_named_without_a_judgement_is_a_measurement_not_a_slow_failure()
     for text in ("[Bug]: gpt-oss poor performance\ngpt-oss output tok/s is around 150 only on blackwell (b200)",
                  "[Usage]: Observing very less throughput with gpt-oss-120b on H100"):
         assert "slow" in explain_text(text, allow_download=False).facets.failure
+
+
+def test_harmony_markup_inside_a_tool_call_is_a_tool_call_problem_first():
+    # a tool name with the header glued on, refused by the provider's check: the markup is where the call broke
+    text = ("Tool call validation error for repo_browser.open_file via comment channel: the tool call includes a "
+            "channel tag (`repo_browser.open_file<|channel|>commentary`), which is rejected because the tool is not "
+            "listed in request.tools. gpt-oss-120b on Groq.\n"
+            '{"message":"Tool call validation failed: tool call validation failed: attempted to call tool '
+            "'repo_browser.open_file<|channel|>commentary' which was not in request.tools\",\"code\":\"tool_use_failed\"}")
+    ex = explain_text(text, allow_download=False)
+    ids = [h.cls.id for h in ex.triage]
+    assert ids[0] == "tool-calls" and "harmony-leak" in ids

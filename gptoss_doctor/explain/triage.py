@@ -76,6 +76,9 @@ STATUS_MESSAGES = {"load-failure": ((400, 422), LOAD_MESSAGE, "the model failed 
                    "context-length": ((400, 413, 422), CONTEXT_MESSAGE, "the prompt does not fit the context"),
                    "tool-calls": ((400, 422), TOOL_MESSAGE, "the model's tool call failed validation"),
                    "responses-api": ((400, 404), RESPONSES_MESSAGE, "a stored response or item is not there")}
+# words that put a failure in a tool call (its name, its arguments, the check of it)
+TOOL_CALL_WORDS = _rx.compile(r"\btool[_ ]?calls?\b|\bfunction[_ ]?calls?\b|\btool names?\b|\bto=functions\.|"
+                             r"\brequest\.tools\b|\btool_use_failed\b", re.I)
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = _rx.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 COMMAND_LINE = _rx.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
@@ -284,6 +287,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     # neutral on the dev and tune splits (254/383, 52/71), it makes garbage through openai-python garbage first
     hits.sort(key=lambda h: (not h.strong, h.own < SAID_FIRST, -h.score, kb.CLASS_IDS.index(h.cls.id)))
     _garbage_over_markup(hits, facets)
+    _calls_over_markup(hits, focus)
     if hits and hits[0].cls.id in LAYER_CLASSES and not (hits[0].strong and facets.http_status):
         # a wrapper says where the error passed, the class it wraps says what went wrong (unless the status is the
         # layer's own answer, such as a provider's 429 rate limit): a proxy re-wrapping its
@@ -312,6 +316,19 @@ def _garbage_over_markup(hits: list[TriageHit], facets: Facets) -> None:
         hits.remove(garbage)
         hits.insert(0, garbage)
         garbage.why.append("the output is called garbage: the Harmony markup around it is not the failure")
+
+
+def _calls_over_markup(hits: list[TriageHit], focus: str) -> None:
+    """Harmony markup in a tool call (a tool name that ends in '<|channel|>commentary', a call the reasoning channel
+    carried, a call the provider's check refused) that the text's own words call a tool-call failure: the markup is
+    where the call went wrong, the call is what failed, and its fix is the tool-call parser's or the client's."""
+    if len(hits) < 2 or hits[0].cls.id != "harmony-leak" or not TOOL_CALL_WORDS.search(focus):
+        return
+    calls = next((h for h in hits if h.cls.id == "tool-calls" and h.own >= SAID_FIRST), None)
+    if calls is not None:
+        hits.remove(calls)
+        hits.insert(0, calls)
+        calls.why.append("the Harmony markup is in a tool call: the call is what failed")
 
 
 def _backend_down(hits: list[TriageHit], facets: Facets) -> None:
