@@ -701,7 +701,7 @@ def _gloss_alternative(word: str) -> str:
 @functools.cache
 def _glossary_re() -> re.Pattern:
     """The glossary's words as one pattern, built on first use (a command that reads no text never builds it)."""
-    return _Lazy("|".join(map(_gloss_alternative, sorted(GLOSSARY, key=len, reverse=True))), re.I)
+    return _rx.compile("|".join(map(_gloss_alternative, sorted(GLOSSARY, key=len, reverse=True))), re.I)
 
 
 def gloss(text: str) -> str:

@@ -311,11 +311,8 @@ def _garbage_over_markup(hits: list[TriageHit], facets: Facets) -> None:
     reports of gibberish inside `<|channel|>final<|message|>`)."""
     if len(hits) < 2 or hits[0].cls.id != "harmony-leak" or "garbage" not in facets.failure:
         return
-    garbage = next((h for h in hits if h.cls.id == "garbage-output"), None)
-    if garbage is not None:
-        hits.remove(garbage)
-        hits.insert(0, garbage)
-        garbage.why.append("the output is called garbage: the Harmony markup around it is not the failure")
+    _to_front(hits, lambda h: h.cls.id == "garbage-output",
+              "the output is called garbage: the Harmony markup around it is not the failure")
 
 
 def _calls_over_markup(hits: list[TriageHit], focus: str) -> None:
@@ -324,11 +321,17 @@ def _calls_over_markup(hits: list[TriageHit], focus: str) -> None:
     where the call went wrong, the call is what failed, and its fix is the tool-call parser's or the client's."""
     if len(hits) < 2 or hits[0].cls.id != "harmony-leak" or not TOOL_CALL_WORDS.search(focus):
         return
-    calls = next((h for h in hits if h.cls.id == "tool-calls" and h.own >= SAID_FIRST), None)
-    if calls is not None:
-        hits.remove(calls)
-        hits.insert(0, calls)
-        calls.why.append("the Harmony markup is in a tool call: the call is what failed")
+    _to_front(hits, lambda h: h.cls.id == "tool-calls" and h.own >= SAID_FIRST,
+              "the Harmony markup is in a tool call: the call is what failed")
+
+
+def _to_front(hits: list[TriageHit], which, why: str) -> None:
+    """Move the first hit ``which`` accepts to the front of ``hits``, saying ``why``."""
+    hit = next((h for h in hits if which(h)), None)
+    if hit is not None:
+        hits.remove(hit)
+        hits.insert(0, hit)
+        hit.why.append(why)
 
 
 def _backend_down(hits: list[TriageHit], facets: Facets) -> None:
