@@ -42,8 +42,10 @@ anything it changed was measured on it (76 real problems, 20 look-alikes; 32 of 
 them read through a per-issue mirror): row "independent-14", tuned on since the next session. A seventeenth,
 bench/cases/independent-15-{a…p}.yaml (`set: 2026-11-30-15`), was collected by ten sessions from that next session's
 start commit (acd4df7), before anything it changed was measured on it (63 real problems, 12 of them covered, and 20
-look-alikes; 22 of the real ones are vLLM issues read through a per-issue mirror): row "independent-15", never tuned
-on. Report all of them.
+look-alikes; 22 of the real ones are vLLM issues read through a per-issue mirror): row "independent-15", tuned on
+since the next session. An eighteenth, bench/cases/independent-16-{a…n}.yaml (`set: 2026-11-30-16`), was collected
+by eleven sessions from that next session's start commit (ea9a460), before anything it changed was measured on it
+(60 real problems, 23 of them covered, and 20 look-alikes): row "independent-16", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
@@ -82,7 +84,8 @@ INDEPENDENT_11_SET = "2026-11-29-11"  # the eleventh (bench/cases/independent-11
 INDEPENDENT_12_SET = "2026-11-29-12"  # the twelfth (bench/cases/independent-12-*.yaml): tuned on since the 13th's
 INDEPENDENT_13_SET = "2026-11-30-13"  # the thirteenth (bench/cases/independent-13-*.yaml): tuned on since the 14th's
 INDEPENDENT_14_SET = "2026-11-30-14"  # the fourteenth (bench/cases/independent-14-*.yaml): tuned on since the 15th's
-INDEPENDENT_15_SET = "2026-11-30-15"  # the fifteenth (bench/cases/independent-15-*.yaml): never tuned on
+INDEPENDENT_15_SET = "2026-11-30-15"  # the fifteenth (bench/cases/independent-15-*.yaml): tuned on since the 16th's
+INDEPENDENT_16_SET = "2026-11-30-16"  # the sixteenth (bench/cases/independent-16-*.yaml): never tuned on
 # collection set -> its split and row
 SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independent-3",
               INDEPENDENT_4_SET: "independent-4", INDEPENDENT_5_SET: "independent-5",
@@ -90,7 +93,8 @@ SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independen
               INDEPENDENT_8_SET: "independent-8", INDEPENDENT_9_SET: "independent-9",
               INDEPENDENT_10_SET: "independent-10", INDEPENDENT_11_SET: "independent-11",
               INDEPENDENT_12_SET: "independent-12", INDEPENDENT_13_SET: "independent-13",
-              INDEPENDENT_14_SET: "independent-14", INDEPENDENT_15_SET: "independent-15"}
+              INDEPENDENT_14_SET: "independent-14", INDEPENDENT_15_SET: "independent-15",
+              INDEPENDENT_16_SET: "independent-16"}
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
