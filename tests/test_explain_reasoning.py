@@ -1150,3 +1150,63 @@ def test_harmony_markup_inside_a_tool_call_is_a_tool_call_problem_first():
     ex = explain_text(text, allow_download=False)
     ids = [h.cls.id for h in ex.triage]
     assert ids[0] == "tool-calls" and "harmony-leak" in ids
+
+
+def test_a_failure_the_text_rules_out_is_not_its_failure():
+    # a report lists what it ruled out beside what it saw: "No OOM" is no out-of-memory failure
+    text = ("Loading gpt-oss-120b-MXFP4.gguf split across three GPUs fills the VRAM, then it hangs forever.\n"
+            "- No OOM, no swap storm, no dmesg errors\n")
+    ex = explain_text(text, allow_download=False)
+    assert "oom" not in ex.facets.failure and "hang" in ex.facets.failure
+    assert ex.triage and ex.triage[0].cls.id != "oom"
+    assert "oom" in explain_text("gpt-oss-120b: CUDA out of memory at load", allow_download=False).facets.failure
+
+
+def test_a_perf_issue_named_in_a_title_is_a_slow_failure():
+    # vllm-project/vllm#28894's title form
+    text = "[Bug]: [H200] GPT-OSS-120B + Triton MoE Backend Perf Issue\nat concurrency 4 one kernel takes most of a step"
+    ex = explain_text(text, allow_download=False)
+    assert "slow" in ex.facets.failure
+    assert ex.triage[0].cls.id == "looping-slow"
+    # what speeds speculative decoding and caching up, falling (vllm-project/vllm#41838 and #32802 titles)
+    for text in ("[Bug]: Eagle 2/3 acceptance length regression over time (gpt-oss-120b, vLLM 0.17.1)",
+                 "[Bug]: GPT-OSS 0% prefix cache hits with hybrid attention + EAGLE"):
+        assert "slow" in explain_text(text, allow_download=False).facets.failure, text
+
+
+def test_an_engines_own_config_refused_at_start_is_a_load_failure_not_a_rejected_request():
+    # vllm-project/vllm#24325: an EAGLE3 draft model's architecture refused while the engine's config is validated
+    text = ("vllm serve openai/gpt-oss-120b --speculative-config '{\"model\": \"nvidia/gpt-oss-120b-Eagle3\", "
+            "\"method\": \"eagle3\"}'\n"
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+            "  Value error, Model architectures ['LlamaForCausalLMEagle3'] are not supported for now.")
+    assert _first_class(text) == "load-failure"
+    # a request's validation error is still the request's
+    req = ("openai.BadRequestError: Error code: 400 - 1 validation error for ChatCompletionRequest: "
+           "messages.0.content Input should be a valid string (gpt-oss-20b on vLLM)")
+    assert _first_class(req) == "request-rejected"
+
+
+def test_the_apps_parse_of_a_json_mode_answer_is_structured_output():
+    # an app's json.loads of a JSON-mode reply cut off mid-string
+    text = ("The fact-check step calls gpt-oss-20b with response_format={\"type\": \"json_object\"}, max_tokens=600.\n"
+            "Every verdict failed: JSONDecodeError: Unterminated string starting at: line 1 column 237")
+    assert _first_class(text) == "structured-output"
+
+
+def test_reasoning_in_the_answer_is_a_leak_and_an_expected_behaviour_is_not():
+    # vercel/ai#14720's kind: Bedrock's gpt-oss reasoning tags in the answer text
+    text = ("Through Bedrock Converse, gpt-oss-120b put <reasoning>…</reasoning> in the answer text in 2 of 5 turns, "
+            "besides its proper reasoning blocks.")
+    ex = explain_text(text, allow_download=False)
+    assert "leak" in ex.facets.failure
+    assert "harmony-leak" in [h.cls.id for h in ex.triage]
+    said = ("think=None: tags like <think> and </think> should be left untouched in the message.content field, but "
+            "gpt-oss:20b on Ollama still returns thinking and content separately")
+    assert "leak" not in explain_text(said, allow_download=False).facets.failure
+
+
+def test_a_reply_the_report_says_was_not_truncated_is_no_context_overflow():
+    text = ("gpt-oss-20b sometimes returns literal {} (not truncated, a deliberate empty object) when the evidence is a "
+            "dense news page")
+    assert _first_class(text) != "context-length"

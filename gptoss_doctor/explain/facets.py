@@ -219,6 +219,11 @@ FAILURES = _table([
                  r"\b(?:rejects?|rejected|refuses?|refused)\b[^.\n]{0,40}[`'\"][\w.\[\]-]*_[\w.\[\]-]*[`'\"]"),
     # (a speed named without a judgement, "p50 latency 0.38s", "45 tok/s", is a measurement, not a failure)
     ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperformance (?:degradation|regression|drop)\b|"
+             r"\bperf(?:ormance)? (?:issues?|problems?|regressions?|bugs?)\b|"
+             # what speeds speculative decoding and prompt caching up, falling: the drafts' acceptance, the cache's
+             # hits ("acceptance length regression over time", "0% prefix cache hits with EAGLE", vllm #41838, #32802)
+             r"\b(?:acceptance (?:length|rate)|(?:prefix[- ])?cache hit(?: rate)?s?)\b[^.\n]{0,40}?\b(?:regress\w*|"
+             r"drops?|dropped|decays?|decayed|falls?|fell|degrad\w*)|\b(?:0(?:\.0)?|zero) ?%? (?:prefix[- ])?cache hits?\b|"
              r"\b(?:high|higher|huge|increased|poor) (?:latency|TTFT)\b|\b(?:latency|TTFT) (?:is |was )?(?:high|"
              r"higher|spikes?|increases?|regress\w*|degrad\w*)\b|\b(?:low|lower|less|poor) (?:throughput|tokens?/s|tok/s)\b|"
              r"\b(?:poor|bad|terrible|degraded|low) performance\b|"
@@ -243,6 +248,13 @@ FAILURES = _table([
                 r"(?:0|zero|nan|inf)\b|\binfinity in (?:the )?loss\b|"
                 r"\bloss (?:spikes?|explod\w*|diverg\w*|anomal\w*|is abnormal)\b|loss\s*(?:异常|出现\s*(?:0|nan|inf))|"
                 r"\bgrad_norm\W{0,5}(?:nan|inf)\b"),
+    # the reasoning in the answer, said in words or shown in the tags a hosted API or a template wraps it in
+    # ("gpt-oss-120b put <reasoning>…</reasoning> in the answer text"): the channels were not kept apart (raw
+    # Harmony markup itself is the artifact recogniser's)
+    ("leak", r"</?(?:reasoning|think(?:ing)?)>\W{0,4}(?:tags? )?(?:(?:appears?|shows?|ends?|end|is|are|up) ){0,2}"
+             r"(?:in|into|inside) (?:the |its )?(?:answer|content|final|response|reply|output)s?\b|\b(?:reasoning|thinking|analysis|chain[- ]of[- ]thought) (?:text )?"
+             r"(?:leaks?|leaked|leaking|shows? up|showed up|appears?|appeared|ends? up) (?:in|into|inside) (?:the )?"
+             r"(?:answer|content|final|response|reply|output|message)s?\b"),
     # a request or a server that stops answering with no error: stuck, not slow and not dead
     # (a whole machine that freezes is out of memory, not a stuck request)
     ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\b(?:freez(?:e|es|ing)|froze(?:n)?)\b"
@@ -250,6 +262,16 @@ FAILURES = _table([
              r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|"
              r"\b(?:gets?|got|is|was|remains?|stays?) stuck\b|\bstuck (?:at|on|after|in|while|during|forever)\b"),
 ])
+
+# a failure the text says did not happen ("No OOM, no swap storm", "it does not crash", "without any hang"): the
+# word right before the failure's name denies it (a report lists what it ruled out beside what it saw)
+NEGATION = _Lazy(r"(?:\b(?:no|not|without|never|nor)|n't)\s+(?:an?\s+|any\s+)?$", re.I)
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether the words just before ``start`` deny what is named there."""
+    return NEGATION.search(text[max(0, start - 16):start]) is not None
+
 
 HTTP_STATUS_RES = [_Lazy(p, re.I) for p in [
     r"\bError code: (\d{3})\b",                                     # openai-python
@@ -510,7 +532,7 @@ def extract(parsed: Parsed, text: str | None = None, *, garbage: bool = False,
     if kinds & {"traceback", "exception", "openai-sdk", "proxy", "harmony", "vocab"}:
         failure.append("exception")
     for name, rx in FAILURES:
-        if rx.search(told):
+        if rx.search(told) and any(not _negated(told, m.start()) for m in rx.finditer(told)):
             failure.append(name)
     if garbage:
         failure.append("garbage")
