@@ -1210,3 +1210,11 @@ def test_a_reply_the_report_says_was_not_truncated_is_no_context_overflow():
     text = ("gpt-oss-20b sometimes returns literal {} (not truncated, a deliberate empty object) when the evidence is a "
             "dense news page")
     assert _first_class(text) != "context-length"
+
+
+def test_llama_cpps_command_line_tools_name_the_engine():
+    # llama.cpp's CLI and bench binaries are llama.cpp as much as llama-server is
+    for tool in ("llama-cli", "llama-bench"):
+        ex = explain_text(f"HIP_VISIBLE_DEVICES=0,1 ./{tool} -m gpt-oss-120b-MXFP4.gguf -ngl 999 hangs forever",
+                          allow_download=False)
+        assert ex.facets.engine and ex.facets.engine["name"] == "llama.cpp", tool

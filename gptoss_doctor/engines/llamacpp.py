@@ -48,7 +48,7 @@ async def _eos_token(client, d, model) -> None:
 
 PROFILE = EngineProfile(
     name="llama.cpp", label="llama.cpp", default_port=8080, tracker="ggml-org/llama.cpp",
-    log_hints=(r"\bllama-server\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|(?i:llama\.cpp)",),
+    log_hints=(r"\bllama-(?:server|cli|bench)\b|\bsrv\s+\w+: |\bslot\s+\w+: |llama_model_load|common_chat_|\bggml_\w+|(?i:llama\.cpp)",),
     rules=RULES,
     responses_added=(None, "llama-server builds from before late January 2026 have no /v1/responses "
                            "(https://github.com/ggml-org/llama.cpp/issues/19138; "
