@@ -1162,36 +1162,32 @@ def test_a_failure_the_text_rules_out_is_not_its_failure():
     assert "oom" in explain_text("gpt-oss-120b: CUDA out of memory at load", allow_download=False).facets.failure
 
 
-def test_a_perf_issue_named_in_a_title_is_a_slow_failure():
-    # vllm-project/vllm#28894's title form
-    text = "[Bug]: [H200] GPT-OSS-120B + Triton MoE Backend Perf Issue\nat concurrency 4 one kernel takes most of a step"
-    ex = explain_text(text, allow_download=False)
-    assert "slow" in ex.facets.failure
-    assert ex.triage[0].cls.id == "looping-slow"
+@pytest.mark.parametrize("text,cls", [
+    # vllm-project/vllm#28894's title form: a perf issue is slowness
+    ("[Bug]: [H200] GPT-OSS-120B + Triton MoE Backend Perf Issue\nat concurrency 4 one kernel takes most of a step",
+     "looping-slow"),
+    # vllm-project/vllm#24325: an EAGLE3 draft model's architecture refused while the engine's config is validated at
+    # start is a load failure, not a rejected request
+    ("vllm serve openai/gpt-oss-120b --speculative-config '{\"model\": \"nvidia/gpt-oss-120b-Eagle3\", "
+     "\"method\": \"eagle3\"}'\n"
+     "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+     "  Value error, Model architectures ['LlamaForCausalLMEagle3'] are not supported for now.", "load-failure"),
+    # ... while a request's validation error is still the request's
+    ("openai.BadRequestError: Error code: 400 - 1 validation error for ChatCompletionRequest: "
+     "messages.0.content Input should be a valid string (gpt-oss-20b on vLLM)", "request-rejected"),
+    # an app's json.loads of a JSON-mode reply cut off mid-string is structured output
+    ("The fact-check step calls gpt-oss-20b with response_format={\"type\": \"json_object\"}, max_tokens=600.\n"
+     "Every verdict failed: JSONDecodeError: Unterminated string starting at: line 1 column 237", "structured-output"),
+])
+def test_what_the_failure_is_picks_the_class_not_where_it_was_seen(text, cls):
+    assert _first_class(text) == cls
+
+
+def test_falling_draft_acceptance_or_cache_hits_are_slowness():
     # what speeds speculative decoding and caching up, falling (vllm-project/vllm#41838 and #32802 titles)
     for text in ("[Bug]: Eagle 2/3 acceptance length regression over time (gpt-oss-120b, vLLM 0.17.1)",
                  "[Bug]: GPT-OSS 0% prefix cache hits with hybrid attention + EAGLE"):
         assert "slow" in explain_text(text, allow_download=False).facets.failure, text
-
-
-def test_an_engines_own_config_refused_at_start_is_a_load_failure_not_a_rejected_request():
-    # vllm-project/vllm#24325: an EAGLE3 draft model's architecture refused while the engine's config is validated
-    text = ("vllm serve openai/gpt-oss-120b --speculative-config '{\"model\": \"nvidia/gpt-oss-120b-Eagle3\", "
-            "\"method\": \"eagle3\"}'\n"
-            "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
-            "  Value error, Model architectures ['LlamaForCausalLMEagle3'] are not supported for now.")
-    assert _first_class(text) == "load-failure"
-    # a request's validation error is still the request's
-    req = ("openai.BadRequestError: Error code: 400 - 1 validation error for ChatCompletionRequest: "
-           "messages.0.content Input should be a valid string (gpt-oss-20b on vLLM)")
-    assert _first_class(req) == "request-rejected"
-
-
-def test_the_apps_parse_of_a_json_mode_answer_is_structured_output():
-    # an app's json.loads of a JSON-mode reply cut off mid-string
-    text = ("The fact-check step calls gpt-oss-20b with response_format={\"type\": \"json_object\"}, max_tokens=600.\n"
-            "Every verdict failed: JSONDecodeError: Unterminated string starting at: line 1 column 237")
-    assert _first_class(text) == "structured-output"
 
 
 def test_reasoning_in_the_answer_is_a_leak_and_an_expected_behaviour_is_not():
