@@ -250,9 +250,10 @@ FAILURES = _table([
                 r"\bgrad_norm\W{0,5}(?:nan|inf)\b"),
     # the reasoning in the answer, said in words or shown in the tags a hosted API or a template wraps it in
     # ("gpt-oss-120b put <reasoning>…</reasoning> in the answer text"): the channels were not kept apart (raw
-    # Harmony markup itself is the artifact recogniser's)
+    # Harmony markup itself is the artifact recogniser's); the harmony-leak class is chosen by this failure kind
     ("leak", r"</?(?:reasoning|think(?:ing)?)>\W{0,4}(?:tags? )?(?:(?:appears?|shows?|ends?|end|is|are|up) ){0,2}"
-             r"(?:in|into|inside) (?:the |its )?(?:answer|content|final|response|reply|output)s?\b|\b(?:reasoning|thinking|analysis|chain[- ]of[- ]thought) (?:text )?"
+             r"(?:in|into|inside) (?:the |its )?(?:answer|content|final|response|reply|output)s?\b|"
+             r"\b(?:reasoning|thinking|analysis|chain[- ]of[- ]thought) (?:text )?"
              r"(?:leaks?|leaked|leaking|shows? up|showed up|appears?|appeared|ends? up) (?:in|into|inside) (?:the )?"
              r"(?:answer|content|final|response|reply|output|message)s?\b"),
     # a request or a server that stops answering with no error: stuck, not slow and not dead
