@@ -1178,6 +1178,22 @@ def test_a_failure_the_text_rules_out_is_not_its_failure():
     # an app's json.loads of a JSON-mode reply cut off mid-string is structured output
     ("The fact-check step calls gpt-oss-20b with response_format={\"type\": \"json_object\"}, max_tokens=600.\n"
      "Every verdict failed: JSONDecodeError: Unterminated string starting at: line 1 column 237", "structured-output"),
+    # vllm-project/vllm#29657's title: a performance drop on a B200 is slowness, not the B200's kernels
+    ("[Bug]: GPT-OSS-120B Eagle-3 High concurrency perf drop\nB200 machine.\nOutput token throughput (tok/s): 10865.38",
+     "looping-slow"),
+    # ml-explore/mlx-lm#364: empty tokens in a stream are an empty answer, not Apple's Metal kernels
+    ("Streaming fails with empty tokens in Japanese output\nmlx_lm.server sends an empty character randomly which "
+     "causes the client to stop receiving following tokens (gpt-oss-20b MLX 4bit, mlx-metal 0.28.0)",
+     "empty-or-reasoning-only"),
+    # ollama/ollama#11745: running forever with nothing returned (an AMD CPU in the report is no kernel fault)
+    ("gpt-oss:120b running forever and not displaying/returning anything\nOllama version 0.11.2, GPU Nvidia, CPU AMD",
+     "looping-slow"),
+    # o4k3n/soc-poc-1's README: vLLM's start-up memory check on a DGX Spark (GB10) is out of memory
+    ("vllm 0.24.0, openai/gpt-oss-120b on one GB10 with 128 GB unified memory.\nThe first boot failed with \"No "
+     "available memory for the cache blocks\" and Available KV cache memory: -1.95 GiB", "oom"),
+    # chaosreload/aws-hands-on-lab: the model calling the same tool in an endless loop is a tool-call failure
+    ("GPT-OSS on Bedrock server-side tools: the model calls the same tool in an endless loop and never writes a "
+     "final text reply (tool call 40+ times until the default max_tool_calls)", "tool-calls"),
 ])
 def test_what_the_failure_is_picks_the_class_not_where_it_was_seen(text, cls):
     assert _first_class(text) == cls
@@ -1214,3 +1230,10 @@ def test_llama_cpps_command_line_tools_name_the_engine():
         ex = explain_text(f"HIP_VISIBLE_DEVICES=0,1 ./{tool} -m gpt-oss-120b-MXFP4.gguf -ngl 999 hangs forever",
                           allow_download=False)
         assert ex.facets.engine and ex.facets.engine["name"] == "llama.cpp", tool
+
+
+def test_a_missing_c_header_is_named_as_a_build_failure():
+    # nijaru/aircher's FEDORA_SETUP.md: torch.compile could not build its C helper (no Python.h): the install-build
+    # class is among the classes (its set-up words still let the memory class come first on that text)
+    text = "vllm serve openai/gpt-oss-20b\n**Error**: `fatal error: Python.h: No such file or directory`"
+    assert "install-build" in [h.cls.id for h in explain_text(text, allow_download=False).triage]

@@ -191,8 +191,9 @@ FAILURES = _table([
             # the kernel's OOM killer: the shell's "Killed" ending a line (a progress bar's last state), dmesg,
             # Docker's exit code 137, Kubernetes
             r"\bOOM[- _]?kill\w*|(?m:(?:^|(?<=[\]\s]))(?-i:Killed)\s*$)|\bKilled process \d+|\bexit(?:ed with)? (?:code|status) 137\b"),
-    ("empty", r"\bempty (?:response|content|answer|output|string|message)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
-              r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bblank (?:response|answer|output)\b|\bno content\b|"
+    ("empty", r"\bempty (?:response|content|answer|output|string|message|tokens?|characters?|chunks?|deltas?)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
+              r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bnothing (?:is )?(?:returned|returns|comes back|came back|displayed)\b|"
+              r"\bnot (?:displaying|returning|showing|outputting) (?:anything|any (?:text|output|answer|response))\b|\bblank (?:response|answer|output)\b|\bno content\b|"
               r"\bcontent is (?:empty|null|None)\b|\bnull content\b|\bcontent (?:was|came back|comes back) (?:empty|null|None)\b|"
               r"\bno (?:\w+ )?(?:chunks|tokens|output|text|response|content) (?:was |were )?(?:returned|generated|produced)\b|"
               r"\b(?:0|zero)[- ]length (?:outputs?|responses?|completions?|answers?)\b|"
@@ -218,7 +219,7 @@ FAILURES = _table([
                  r"[`'\"][\w.\[\]-]*_[\w.\[\]-]*[`'\"] (?:is|are) (?:unsupported|not supported|not allowed|not permitted)\b|"
                  r"\b(?:rejects?|rejected|refuses?|refused)\b[^.\n]{0,40}[`'\"][\w.\[\]-]*_[\w.\[\]-]*[`'\"]"),
     # (a speed named without a judgement, "p50 latency 0.38s", "45 tok/s", is a measurement, not a failure)
-    ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperformance (?:degradation|regression|drop)\b|"
+    ("slow", r"\bslow(?:er|ly|ness)?\b|\bslow-?downs?\b|\bperf(?:ormance)? (?:degradation|regression|drops?)\b|"
              r"\bperf(?:ormance)? (?:issues?|problems?|regressions?|bugs?)\b|"
              # what speeds speculative decoding and prompt caching up, falling: the drafts' acceptance, the cache's
              # hits ("acceptance length regression over time", "0% prefix cache hits with EAGLE", vllm #41838, #32802)
@@ -260,7 +261,8 @@ FAILURES = _table([
     # (a whole machine that freezes is out of memory, not a stuck request)
     ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\b(?:freez(?:e|es|ing)|froze(?:n)?)\b"
              r"(?![^.\n]{0,30}\b(?:system|mac|machine|computer|pc|laptop|desktop)\b)|\bstops? responding\b|"
-             r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|"
+             r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|\b(?:runs?|running|ran|"
+             r"generat(?:es|ing)|thinks?|thinking|spins?|spinning) forever\b|"
              r"\b(?:gets?|got|is|was|remains?|stays?) stuck\b|\bstuck (?:at|on|after|in|while|during|forever)\b"),
 ])
 

@@ -288,6 +288,7 @@ def select(facets: Facets, text: str, *, kinds: set[str] | None = None, artifact
     hits.sort(key=lambda h: (not h.strong, h.own < SAID_FIRST, -h.score, kb.CLASS_IDS.index(h.cls.id)))
     _garbage_over_markup(hits, facets)
     _calls_over_markup(hits, focus)
+    _calls_over_loop(hits, focus)
     if hits and hits[0].cls.id in LAYER_CLASSES and not (hits[0].strong and facets.http_status):
         # a wrapper says where the error passed, the class it wraps says what went wrong (unless the status is the
         # layer's own answer, such as a provider's 429 rate limit): a proxy re-wrapping its
@@ -323,6 +324,23 @@ def _calls_over_markup(hits: list[TriageHit], focus: str) -> None:
         return
     _to_front(hits, lambda h: h.cls.id == "tool-calls" and h.own >= SAID_FIRST,
               "the Harmony markup is in a tool call: the call is what failed")
+
+
+# a loop whose words say what repeats is a tool call ("calls the same tool in an endless loop", "工具调用无限循环")
+LOOP_OF_CALLS = _rx.compile(r"\b(?:tool|function)[_ ]?calls?\b[^.\n]{0,60}\b(?:loop\w*|repeat\w*|again and again|over and "
+                           r"over|endless\w*|infinite\w*|forever)\b|\b(?:loop\w*|repeat\w*|endless\w*|infinite\w*)\b[^.\n]{0,40}"
+                           r"\b(?:call(?:s|ing)? (?:the )?(?:same )?(?:tool|function)|tool[_ ]?calls?|function[_ ]?calls?)\b|"
+                           r"工具调用[^。\n]{0,20}循环|循环调用", re.I)
+
+
+def _calls_over_loop(hits: list[TriageHit], focus: str) -> None:
+    """A loop of tool calls (the model calls the same tool again and again and never answers): what repeats is the
+    call, and its causes are the tool-call round trip's (a result the model never sees, a call the server does not
+    end), not the sampling's."""
+    if len(hits) < 2 or hits[0].cls.id != "looping-slow" or not LOOP_OF_CALLS.search(focus):
+        return
+    _to_front(hits, lambda h: h.cls.id == "tool-calls",
+              "what loops is the tool call: the model calls a tool again and again")
 
 
 def _to_front(hits: list[TriageHit], which, why: str) -> None:
