@@ -1237,3 +1237,17 @@ def test_a_missing_c_header_is_named_as_a_build_failure():
     # class is among the classes (its set-up words still let the memory class come first on that text)
     text = "vllm serve openai/gpt-oss-20b\n**Error**: `fatal error: Python.h: No such file or directory`"
     assert "install-build" in [h.cls.id for h in explain_text(text, allow_download=False).triage]
+
+
+def test_a_process_id_and_logged_launch_settings_state_no_failure():
+    # vllm-project/vllm#30269: "pid=482" is no HTTP 482, and vLLM's logged launch settings (tool parser and all) say
+    # how it runs, not what failed: neither line is where the triage reads the failure
+    from gptoss_doctor.explain.triage import focus_of
+
+    args = ("vllm-worker-node | (APIServer pid=482) INFO 12-08 07:44:22 [utils.py:253] non-default args: "
+            "{'enable_auto_tool_choice': True, 'tool_call_parser': 'openai', 'model': '/models/openai/gpt-oss-120b'}")
+    pid = "vllm-worker-node | (APIServer pid=482) INFO 12-08 07:44:25 [api_server.py:1] Starting vLLM API server"
+    text = "\n".join(["[Bug]: Multi-node deployment fails with TP=1 and PP=2", args, pid])
+    focus = focus_of(text)
+    assert "deployment fails" in focus and "tool_call_parser" not in focus and "Starting vLLM" not in focus
+    assert "HTTP 500" in focus_of("HTTP 500 from the server\n" + pid)

@@ -41,7 +41,7 @@ FAILURE_LINE = _rx.compile(
     r"terrible|broken|empty|missing|"
     r"invalid|unsupported|not supported|unknown|unexpected|unrecogni[sz]ed|exceed|refus|denied|forbidden|"
     r"unauthori[sz]ed|timed? ?out|stuck|hang|freez|garbage|gibberish|nonsense|loop|repeat|slow|leak|instead|but\b|"
-    r"however|only|problem|issue|bug|stray|\b[45]\d\d\b", re.I)
+    r"however|only|problem|issue|bug|stray|(?<!pid=)(?<!pid )\b[45]\d\d\b", re.I)
 KERNEL_WORDS = _rx.compile(r"\b(?:cuda\w*|rocm|hip\w*|gpus?|kernels?|(?<!tt-)metal|vulkan|sycl|npu|sm_?\d{2,3}|gfx\d+|illegal|driver|"
                           r"segfault|segmentation|sigsegv|sigbus|core dumped|ggml_assert|nvidia|amd|radeon|blackwell|"
                           r"hopper|ampere|vram|attention backend|apple silicon|mps|m[1-5](?: pro| max| ultra)?)\b|"
@@ -81,7 +81,8 @@ TOOL_CALL_WORDS = _rx.compile(r"\btool[_ ]?calls?\b|\bfunction[_ ]?calls?\b|\bto
                              r"\brequest\.tools\b|\btool_use_failed\b", re.I)
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = _rx.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
-COMMAND_LINE = _rx.compile(r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
+# (vLLM's start-up line "non-default args: {…}" is the launch command's settings, logged: how it runs, not what failed)
+COMMAND_LINE = _rx.compile(r"\bnon-default args: \{|^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
                           r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
 
 # how a class was chosen, and how often such a first class fit the labels of problems no entry describes, on the
