@@ -45,7 +45,10 @@ start commit (acd4df7), before anything it changed was measured on it (63 real p
 look-alikes; 22 of the real ones are vLLM issues read through a per-issue mirror): row "independent-15", tuned on
 since the next session. An eighteenth, bench/cases/independent-16-{a…n}.yaml (`set: 2026-11-30-16`), was collected
 by eleven sessions from that next session's start commit (ea9a460), before anything it changed was measured on it
-(60 real problems, 23 of them covered, and 20 look-alikes): row "independent-16", never tuned on. Report all of them.
+(60 real problems, 23 of them covered, and 20 look-alikes): row "independent-16", tuned on since the next session. A
+nineteenth, bench/cases/independent-17-{a…q}.yaml (`set: 2026-11-30-17`), was collected by ten sessions from that next
+session's start commit (d5b8c2e), before anything it changed was measured on it (65 real problems, 26 of them covered,
+and 20 look-alikes): row "independent-17", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
