@@ -191,9 +191,11 @@ FAILURES = _table([
             # the kernel's OOM killer: the shell's "Killed" ending a line (a progress bar's last state), dmesg,
             # Docker's exit code 137, Kubernetes
             r"\bOOM[- _]?kill\w*|(?m:(?:^|(?<=[\]\s]))(?-i:Killed)\s*$)|\bKilled process \d+|\bexit(?:ed with)? (?:code|status) 137\b"),
-    ("empty", r"\bempty (?:response|content|answer|output|string|message|tokens?|characters?|chunks?|deltas?)\b|\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|"
-              r"\"\"|'')|\breturns? (?:nothing|empty)\b|\bnothing (?:is )?(?:returned|returns|comes back|came back|displayed)\b|"
-              r"\bnot (?:displaying|returning|showing|outputting) (?:anything|any (?:text|output|answer|response))\b|\bblank (?:response|answer|output)\b|\bno content\b|"
+    ("empty", r"\bempty (?:response|content|answer|output|string|message|tokens?|characters?|chunks?|deltas?)\b|"
+              r"\bcontent(?:\"|')?\s*[:=]\s*(?:null|None|\"\"|'')|\breturns? (?:nothing|empty)\b|"
+              r"\bnothing (?:is )?(?:returned|returns|comes back|came back|displayed)\b|"
+              r"\bnot (?:displaying|returning|showing|outputting) (?:anything|any (?:text|output|answer|response))\b|"
+              r"\bblank (?:response|answer|output)\b|\bno content\b|"
               r"\bcontent is (?:empty|null|None)\b|\bnull content\b|\bcontent (?:was|came back|comes back) (?:empty|null|None)\b|"
               r"\bno (?:\w+ )?(?:chunks|tokens|output|text|response|content) (?:was |were )?(?:returned|generated|produced)\b|"
               r"\b(?:0|zero)[- ]length (?:outputs?|responses?|completions?|answers?)\b|"

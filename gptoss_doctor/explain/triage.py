@@ -82,7 +82,8 @@ TOOL_CALL_WORDS = _rx.compile(r"\btool[_ ]?calls?\b|\bfunction[_ ]?calls?\b|\bto
 FEATURE_RX = dict(FEATURES)  # feature name -> its pattern (facets.py)
 FRAME_LINE = _rx.compile(r'^\s*File "[^"\n]*", line \d+.*$', re.M)
 # (vLLM's start-up line "non-default args: {…}" is the launch command's settings, logged: how it runs, not what failed)
-COMMAND_LINE = _rx.compile(r"\bnon-default args: \{|^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
+COMMAND_LINE = _rx.compile(r"\bnon-default args: \{|"
+                          r"^\s*(?:[$#>]\s|\w*@[\w-]+[:#]|(?:python3? -m |vllm serve|sglang|docker run|llama-server|"
                           r"ollama (?:run|serve)|trtllm-serve|lmdeploy serve|CUDA_VISIBLE_DEVICES=))|(?:\s--[a-z][\w-]*){2}", re.I)
 
 # how a class was chosen, and how often such a first class fit the labels of problems no entry describes, on the
@@ -327,11 +328,13 @@ def _calls_over_markup(hits: list[TriageHit], focus: str) -> None:
               "the Harmony markup is in a tool call: the call is what failed")
 
 
-# a loop whose words say what repeats is a tool call ("calls the same tool in an endless loop", "工具调用无限循环")
-LOOP_OF_CALLS = _rx.compile(r"\b(?:tool|function)[_ ]?calls?\b[^.\n]{0,60}\b(?:loop\w*|repeat\w*|again and again|over and "
-                           r"over|endless\w*|infinite\w*|forever)\b|\b(?:loop\w*|repeat\w*|endless\w*|infinite\w*)\b[^.\n]{0,40}"
-                           r"\b(?:call(?:s|ing)? (?:the )?(?:same )?(?:tool|function)|tool[_ ]?calls?|function[_ ]?calls?)\b|"
-                           r"工具调用[^。\n]{0,20}循环|循环调用", re.I)
+# a loop whose words say what repeats is a tool call ("calls the same tool in an endless loop",
+# "工具调用无限循环")
+LOOP_OF_CALLS = _rx.compile(
+    r"\b(?:tool|function)[_ ]?calls?\b[^.\n]{0,60}\b(?:loop\w*|repeat\w*|again and again|over and over|endless\w*|"
+    r"infinite\w*|forever)\b|\b(?:loop\w*|repeat\w*|endless\w*|infinite\w*)\b[^.\n]{0,40}"
+    r"\b(?:call(?:s|ing)? (?:the )?(?:same )?(?:tool|function)|tool[_ ]?calls?|function[_ ]?calls?)\b|"
+    r"工具调用[^。\n]{0,20}循环|循环调用", re.I)
 
 
 def _calls_over_loop(hits: list[TriageHit], focus: str) -> None:
