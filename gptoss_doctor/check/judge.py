@@ -353,14 +353,25 @@ def judge_structured_leak(col: Collector, engine: str) -> None:
 
 
 def judge_hidden_parser(col: Collector) -> None:
-    """A Harmony error on the tool request (a stale stop-token config) ends it before any tool parser runs, so
-    whether the parser flags are set cannot be seen: say so, instead of staying silent about a second fault."""
-    if "probe.tools.no_parser" in col.obs:
+    """Whether the server extracts tool calls is judged only from an answer that shows it. When the tool probes
+    ran and none could (a Harmony error ended the request, no answer came within the deadline, or the model
+    answered without calling the tool), say so as a skip with the reason, instead of leaving the question out of
+    the report. A request refused with an HTTP error is its own finding."""
+    if "probe.tools.no_parser" in col.obs or "probe.tools.call" not in col.obs:
         return
+    calls = col.obs["probe.tools.call"]
     if any(o.status == "fail" for o in col.obs.get("probe.harmony_error", [])) and \
-            any(o.status == "fail" and "HarmonyError" in o.detail for o in col.obs.get("probe.tools.call", [])):
-        col.add("probe.tools.no_parser", "skip", "not judged: the Harmony error ended the tool request before any "
-                "tool parser ran; run the check again after fixing it to see whether the tool parser is enabled")
+            any(o.status == "fail" and "HarmonyError" in o.detail for o in calls):
+        why = "the Harmony error ended the tool request before any tool parser ran; run the check again after " \
+            "fixing it to see whether the tool parser is enabled"
+    elif any(o.status == "error" for o in calls):
+        failed = next(o for o in calls if o.status == "error")
+        why = f"the tool request got no answer ({failed.detail.split(': ', 1)[-1]})"
+    elif any(o.http_status for o in calls):
+        return  # refused with an HTTP error: that finding is the answer (a dead engine refuses everything)
+    else:
+        why = "the model did not call the tool, so no answer showed whether tool calls are extracted"
+    col.add("probe.tools.no_parser", "skip", f"not judged: {why}")
 
 
 def judge_ran_past_call(col: Collector) -> None:

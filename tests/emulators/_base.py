@@ -40,6 +40,8 @@ FAULTS = (
     "builtin_stream_output_lost",  # vLLM #30222: streamed, the python tool's output never reaches the model
     "invented_after_call",  # with stale_eos on an engine that runs on past <|call|>: the model invents the result
     "python_backend_down",  # gpt-oss reference server, PYTHON_EXECUTION_BACKEND=docker without a Docker daemon
+    "slow_tools",  # tool requests (the longest generations) outlast the check's deadline: transformers serve on CPU
+    # with random weights under load did (a CI run of tests/test_real_transformers.py), every other request answers
     "models_route",  # gpt-oss reference server with a GET /v1/models added in front (not in its OpenAPI document)
 )
 
@@ -99,6 +101,11 @@ class Engine(HTTPApp):
 
     def has(self, fault: str) -> bool:
         return fault in self.faults
+
+    def delay_for(self, req) -> float:
+        if self.has("slow_tools") and req.method == "POST" and isinstance(req.json(), dict) and req.json().get("tools"):
+            return self.delay + 6.0
+        return self.delay
 
     # ------------------------------------------------------------------ routing
     def route(self, methods: str, pattern: str, fn: Callable) -> None:

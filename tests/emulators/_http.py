@@ -215,8 +215,9 @@ def make_handler(app: "HTTPApp"):
                     resp = app.handle(req)
                 except Exception as exc:  # an emulator bug must not hang the client
                     resp = text_response(f"emulator error: {exc!r}", status=500)
-                if app.delay > 0:
-                    app.stopped.wait(app.delay)
+                wait = app.delay_for(req)
+                if wait > 0:
+                    app.stopped.wait(wait)
                 self._write(req, resp)
             finally:
                 if gate is not None:
@@ -326,6 +327,10 @@ class HTTPApp:
     # -- hooks -------------------------------------------------------------
     def begin(self, req: Request) -> None:
         """A request arrived (before any queueing); ``end`` when its answer is written."""
+
+    def delay_for(self, req: Request) -> float:
+        """Seconds to hold the answer to ``req`` back (a slow server)."""
+        return self.delay
 
     def end(self, req: Request) -> None:
         """The answer to ``req`` is written (or the write failed)."""
