@@ -581,3 +581,27 @@ def test_llamacpp_source_build_with_weights_that_never_produce_harmony():
     assert f["health"].status == "fail" and "peg-native" in f["health"].detail
     assert "llamacpp-peg-native-format-500" in f["health"].kb
     assert "weights" in f["health"].fix
+
+
+def test_the_tool_parser_verdict_says_why_it_was_not_judged():
+    """judge_hidden_parser: each way a tool request can end without showing whether tool calls are extracted gets
+    its own reason; a refusal with an HTTP status is its own finding (a dead engine refuses everything)."""
+    from gptoss_doctor.check.judge import Collector, judge_hidden_parser
+    from gptoss_doctor.check.probes import Obs
+
+    def verdict(*calls):
+        col = Collector()
+        col.extend(list(calls))
+        judge_hidden_parser(col)
+        return col.obs.get("probe.tools.no_parser")
+
+    got = verdict(Obs("probe.tools.call", "fail", "no tool call in tool_calls; content: 'It is sunny.'"))
+    assert got[0].status == "skip" and "did not call the tool" in got[0].detail
+    got = verdict(Obs("probe.tools.call", "error", "tool call: no complete answer within 5 s"))
+    assert got[0].status == "skip" and "no complete answer within 5 s" in got[0].detail
+    got = verdict(Obs("probe.tools.call", "fail", "the answer is not a chat completion", ["<html>"]))
+    assert got[0].status == "skip" and "could not be read" in got[0].detail
+    assert verdict(Obs("probe.tools.call", "fail", "tool call: HTTP 503: down", http_status=503)) is None
+    assert verdict(Obs("probe.tools.call", "pass", "get_weather({}) returned in tool_calls"),
+                   Obs("probe.tools.no_parser", "pass", "tool call parsed into tool_calls"))[0].status == "pass"
+    assert verdict() is None  # no tool probe ran: nothing to say

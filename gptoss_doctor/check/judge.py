@@ -369,8 +369,10 @@ def judge_hidden_parser(col: Collector) -> None:
         why = f"the tool request got no answer ({failed.detail.split(': ', 1)[-1]})"
     elif any(o.http_status for o in calls):
         return  # refused with an HTTP error: that finding is the answer (a dead engine refuses everything)
-    else:
+    elif any(o.detail.startswith("no tool call in tool_calls") for o in calls):
         why = "the model did not call the tool, so no answer showed whether tool calls are extracted"
+    else:
+        why = "the answer to the tool request could not be read (see Tool call)"
     col.add("probe.tools.no_parser", "skip", f"not judged: {why}")
 
 
