@@ -1251,3 +1251,27 @@ def test_a_process_id_and_logged_launch_settings_state_no_failure():
     focus = focus_of(text)
     assert "deployment fails" in focus and "tool_call_parser" not in focus and "Starting vLLM" not in focus
     assert "HTTP 500" in focus_of("HTTP 500 from the server\n" + pid)
+
+
+def test_memory_named_between_out_of_and_memory_is_out_of_memory():
+    # vllm-project/vllm#37096: "will run out of CUDA memory for gpt-oss-120b on GH200" is an OOM report
+    for text in ("[Bug]: v0.17.0-aarch64 onwards will run out of CUDA memory for gpt-oss-120b on GH200 144GB",
+                 "gpt-oss-20b ran out of VRAM at 32k context"):
+        ex = explain_text(text, allow_download=False)
+        assert "oom" in ex.facets.failure, text
+        assert ex.triage[0].cls.id == "oom", (text, [h.cls.id for h in ex.triage])
+    assert "oom" not in explain_text("gpt-oss-20b answers are out of date", allow_download=False).facets.failure
+
+
+def test_structured_output_spelled_with_a_hyphen_or_as_schema_valid_json_is_the_feature():
+    for text in ("a small structured-output benchmark: gpt-oss-20b failed the server-side schema validation",
+                 "gpt-oss-120b failed to produce schema-valid JSON on roughly one call in four"):
+        assert "structured-output" in explain_text(text, allow_download=False).facets.features, text
+
+
+def test_tritons_fp8_type_missing_on_an_older_gpu_is_a_kernel_problem():
+    # an A10G (Ampere) running gpt-oss-20b through vLLM: Triton has no fp8e4nv before Ada / Hopper
+    text = ("LLM loaded but inference fails: `fp8e4nv not supported in this architecture`\n"
+            "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+            "('fp8e4b15', 'fp8e5')\")")
+    assert "kernel-hardware" in [h.cls.id for h in explain_text(text, allow_download=False).triage]
