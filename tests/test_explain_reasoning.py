@@ -1275,3 +1275,19 @@ def test_tritons_fp8_type_missing_on_an_older_gpu_is_a_kernel_problem():
             "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
             "('fp8e4b15', 'fp8e5')\")")
     assert "kernel-hardware" in [h.cls.id for h in explain_text(text, allow_download=False).triage]
+
+
+def test_empty_tool_fields_of_a_pasted_answer_do_not_make_a_text_about_tools():
+    # vllm-project/vllm#25687: a launch command without tool flags and a pasted chat completion whose empty default
+    # fields name tools ("tool_calls": [], "function_call": null); the question is the token count, not a tool call
+    from gptoss_doctor.explain.match import launch_evidence, match_text
+
+    text = ("[Bug]: Token count wrong ?\ndocker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.10.1 --model "
+            "openai/gpt-oss-20b --max-model-len 16000\nthe result is\n"
+            '{"choices": [{"message": {"role": "assistant", "content": "In the moonlit alley", "refusal": null, '
+            '"function_call": null, "tool_calls": [], "reasoning_content": "We need a story."}}], '
+            '"usage": {"prompt_tokens": 81, "total_tokens": 190}}')
+    assert launch_evidence(text) == {}
+    assert all(m.confidence == "low" for m in match_text(text, limit=3))
+    # the same command in a text about a tool call is that entry's evidence
+    assert "gptoss-server-tool-parser-not-enabled" in launch_evidence(text + "\nand tool calls come back as text")

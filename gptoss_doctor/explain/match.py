@@ -91,9 +91,15 @@ LAUNCH_HINT_RE = _rx.compile(r"\bvllm serve\b|vllm\.entrypoints|vllm-openai|sgla
 
 def launch_evidence(text: str) -> dict[str, str]:
     """{entry id: why} from the scan's tool-flag rules on the launch commands the text shows, when the text is about
-    tools or an agent; empty otherwise (no launch command, or one that is not about gpt-oss)."""
+    tools or an agent; empty otherwise (no launch command, or one that is not about gpt-oss). The empty fields every
+    chat completion carries ('"tool_calls": []') do not make a text about tools (vllm-project/vllm#25687: a token
+    count question with a pasted answer)."""
     head = text[:65536]
-    if not LAUNCH_HINT_RE.search(head) or not ABOUT_TOOLS_RE.search(head):
+    if not LAUNCH_HINT_RE.search(head):
+        return {}
+    from gptoss_doctor.explain.facets import without_routine
+
+    if not ABOUT_TOOLS_RE.search(without_routine(head)):
         return {}
     from pathlib import Path
 
