@@ -48,7 +48,10 @@ by eleven sessions from that next session's start commit (ea9a460), before anyth
 (60 real problems, 23 of them covered, and 20 look-alikes): row "independent-16", tuned on since the next session. A
 nineteenth, bench/cases/independent-17-{a…q}.yaml (`set: 2026-11-30-17`), was collected by ten sessions from that next
 session's start commit (d5b8c2e), before anything it changed was measured on it (65 real problems, 26 of them covered,
-and 20 look-alikes): row "independent-17", never tuned on. Report all of them.
+and 20 look-alikes): row "independent-17", tuned on since the next session. A twentieth,
+bench/cases/independent-18-{a…s}.yaml (`set: 2026-11-30-18`), was collected by nine sessions from that next session's
+start commit (ee2bfcf), before anything it changed was measured on it: row "independent-18", never tuned on. Report
+all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
@@ -89,7 +92,8 @@ INDEPENDENT_13_SET = "2026-11-30-13"  # the thirteenth (bench/cases/independent-
 INDEPENDENT_14_SET = "2026-11-30-14"  # the fourteenth (bench/cases/independent-14-*.yaml): tuned on since the 15th's
 INDEPENDENT_15_SET = "2026-11-30-15"  # the fifteenth (bench/cases/independent-15-*.yaml): tuned on since the 16th's
 INDEPENDENT_16_SET = "2026-11-30-16"  # the sixteenth (bench/cases/independent-16-*.yaml): tuned on since the 17th's
-INDEPENDENT_17_SET = "2026-11-30-17"  # the seventeenth (bench/cases/independent-17-*.yaml): never tuned on
+INDEPENDENT_17_SET = "2026-11-30-17"  # the seventeenth (bench/cases/independent-17-*.yaml): tuned on
+INDEPENDENT_18_SET = "2026-11-30-18"  # the eighteenth (bench/cases/independent-18-*.yaml): never tuned on
 # collection set -> its split and row
 SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independent-3",
               INDEPENDENT_4_SET: "independent-4", INDEPENDENT_5_SET: "independent-5",
@@ -98,7 +102,8 @@ SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independen
               INDEPENDENT_10_SET: "independent-10", INDEPENDENT_11_SET: "independent-11",
               INDEPENDENT_12_SET: "independent-12", INDEPENDENT_13_SET: "independent-13",
               INDEPENDENT_14_SET: "independent-14", INDEPENDENT_15_SET: "independent-15",
-              INDEPENDENT_16_SET: "independent-16", INDEPENDENT_17_SET: "independent-17"}
+              INDEPENDENT_16_SET: "independent-16", INDEPENDENT_17_SET: "independent-17",
+              INDEPENDENT_18_SET: "independent-18"}
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="the triage's first class on this split's labelled cases, each without its own entries "
                          "(never list holdout misses while tuning)")
     ap.add_argument("--basis", metavar="SPLITS",
-                    help="comma-separated splits (dev, tune, holdout, independent, independent-2 … independent-17): "
+                    help="comma-separated splits (dev, tune, holdout, independent, independent-2 … independent-18): "
                          "how often the first triage class fits, by how it was chosen (counts only)")
     args = ap.parse_args(argv)
 

@@ -414,6 +414,12 @@ def test_garbage_output_blames_the_model_not_a_flag():
     assert "checkpoint" in f["probe.chat"].fix
     flag_advice = [c for c in r.checks if c.status in ("fail", "warn") and re.search(r"--(tool-call|reasoning)-parser", c.fix or "")]
     assert not flag_advice, [(c.id, c.fix) for c in flag_advice]
+    # its references are issues about garbage output, not the chat probe's other issues (an empty answer's threads)
+    from gptoss_doctor import kb
+
+    classes = {e.id: e.classes for e in kb.load()}
+    assert all("garbage-output" in classes[k] for k in f["probe.chat"].kb), f["probe.chat"].kb
+    assert "gptoss-empty-answer-budget-spent-in-reasoning" not in f["probe.chat"].kb
 
 
 def test_stale_model_dir_copy_the_server_does_not_use_is_one_warning(tmp_path):
@@ -547,6 +553,7 @@ def test_a_tool_request_that_times_out_still_gets_a_tool_parser_verdict():
         assert f["probe.tools.no_parser"].status == "skip", (faults, f["probe.tools.no_parser"])
         assert "tool request got no answer" in f["probe.tools.no_parser"].detail
         assert "within 2 s" in f["probe.tools.no_parser"].detail, f["probe.tools.no_parser"].detail
+        assert f["probe.tools.stream"].status == "skip" and "before the deadline" in f["probe.tools.stream"].detail
         if "garbage" in faults:
             assert f["probe.chat"].status == "fail" and "not language" in f["probe.chat"].detail
 

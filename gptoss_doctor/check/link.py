@@ -84,6 +84,10 @@ def build_finding(fid: str, status: str, detail: str, evidence: list[str], error
     entries = _kb_entries()
     matches = match_errors(errors, engine) if errors else []
     named = [e for e in entries if fid in e.findings]
+    if status == "fail" and "is not language" in detail:
+        # broken weights, quantisation or kernels: only the issues about garbage output are references (the chat
+        # probe's other issues, such as an empty answer, are about a model that works)
+        named = [e for e in named if "garbage-output" in e.classes]
     version = target.version or ""
     vshort = ".".join(str(x) for x in vtuple(version)[:3])
 

@@ -238,6 +238,9 @@ def compare_stream(ns: ToolResult, s: StreamSummary, engine: str = "") -> list[O
             if s.content and _tool_text(s.content):
                 obs.append(Obs("probe.tools.no_parser", "fail", "the streamed tool call came back as text in content",
                                [f"content: {_short(s.content, 200)}"]))
+        elif res.ended == "timeout":
+            obs.append(Obs("probe.tools.stream", "skip", f"{what}: not judged: no tool call arrived before the "
+                           "deadline (see SSE framing)"))
         else:
             obs.append(Obs("probe.tools.stream", "skip", f"{what}: no tool call (neither streamed nor non-streamed)"))
         return obs
