@@ -97,8 +97,8 @@ STREAM_OFF = _Lazy(r"\bstream\s*[=:]\s*(?:false|False)\b|\"stream\":\s*false|\bn
 FEATURES = _table([
     ("tools", r"\btool[_ -]?calls?\b|\btools\s*[=:]|\btool_choice\b|\bfunction[_ ]call(?:ing|s)?\b|\bto=functions\.|"
               r"--tool-call-parser|--enable-auto-tool-choice|\btool use\b|\btool calling\b"),
-    ("structured-output", r"\bresponse_format\b|\bjson_schema\b|\bstructured[ _-]?outputs?\b|\bschema[- ]valid\w*|\bguided_(?:json|grammar|"
-                          r"decoding)\b|\bjson mode\b|\bgrammar\b|\bxgrammar\b|\boutlines\b"),
+    ("structured-output", r"\bresponse_format\b|\bjson_schema\b|\bstructured[ _-]?outputs?\b|\bschema[- ]valid\w*|"
+                          r"\bguided_(?:json|grammar|decoding)\b|\bjson mode\b|\bgrammar\b|\bxgrammar\b|\boutlines\b"),
     ("reasoning", r"\breasoning(?:_effort|_content|\.effort)?\b|\bthinking\b|--reasoning-parser|\banalysis channel\b"),
     ("builtin-tools", r"\bcode_interpreter\b|\bweb_search(?:_preview)?\b|\bbrowser\.(?:search|open|find)\b|"
                       r"\bbuilt-?in tools?\b|--tool-server\b|\bpython tool\b"),
@@ -184,7 +184,8 @@ FAILURES = _table([
     ("crash", r"\bseg\w{0,5}ation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
               r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed|ing)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
               r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
-    ("oom", r"\bout of (?:(?:CUDA|GPU|device|video|host) )?mem\w*|\bout of V?RAM\b|\bOOM(?:s|ed|ing)?\b|\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
+    ("oom", r"\bout of (?:(?:CUDA|GPU|device|video|host) )?mem\w*|\bout of V?RAM\b|\bOOM(?:s|ed|ing)?\b|"
+            r"\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
             r"\binsufficient memory\b|\bfailed to allocate\b|\bKV cache\b.*\b(?:too small|larger than|not enough)\b|"
             r"\bhipErrorOutOfMemory\b|\bmemory required\b|\bErrorOutOfDeviceMemory\b|"
             # the allocator's own words (llama.cpp, Vulkan, ROCm): "Memory allocation failure", "unable to allocate"
