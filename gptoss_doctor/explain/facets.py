@@ -159,8 +159,7 @@ ROUTINE = _Lazy(r"\boffloading \d+ repeating layers\b|\bmemory\.weights\.(?:non)
                 # the empty default fields of every chat completion a client prints ('"tool_calls":[]', 'refusal=None'),
                 # and the list of fields a schema error says it expected: names, no subject. (A tool call that is None
                 # beside reasoning that meant to call one is the tool-call fault: 'tool_calls=None' stays.)
-                r"[\"']?\b(?:tool_calls[\"']?\s*[:=]\s*\[\s*\]|(?:audio|refusal|annotations|reasoning_content|logprobs|"
-                r"function_call)"
+                r"[\"']?\b(?:tool_calls[\"']?\s*[:=]\s*\[\s*\]|(?:audio|refusal|annotations|reasoning_content|logprobs)"
                 r"[\"']?\s*[:=]\s*(?:\[\s*\]|null|None))|\bexpected one of (?:`[^`\n]{1,40}`(?:,\s*|\s+or\s+)?){2,}|"
                 + PROMPT_ECHO, re.I)
 

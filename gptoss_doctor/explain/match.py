@@ -85,6 +85,10 @@ TOOL_RULES = {"vllm.tool_flags_missing", "vllm.tool_parser_missing", "vllm.wrong
               "vllm.auto_tool_choice_missing", "sglang.tool_parser_missing", "sglang.wrong_tool_parser"}
 ABOUT_TOOLS_RE = _rx.compile(r"\btool[_ -]?(?:calls?|calling|choice|use|parser)\b|\bfunction[_ ]call\w*|\btools\b|"
                             r"\bagents?\b|\bagentic\b|\bclaude[- ]code\b|\bcodex\b|\bcline\b|\bmcp\b", re.I)
+# the legacy field every chat completion still carries, empty ('"function_call": null', 'function_call=None'): no
+# sign that a text is about tools (the facets keep it: beside 'tool_calls=None' and reasoning that meant to call a
+# tool, a client's repr of the message is a tool-call failure)
+EMPTY_FUNCTION_CALL_RE = _rx.compile(r"[\"']?\bfunction_call[\"']?\s*[:=]\s*(?:null|None)\b")
 LAUNCH_HINT_RE = _rx.compile(r"\bvllm serve\b|vllm\.entrypoints|vllm-openai|sglang\.launch_server|\bpython3? -m sglang\b",
                             re.I)
 
@@ -92,14 +96,14 @@ LAUNCH_HINT_RE = _rx.compile(r"\bvllm serve\b|vllm\.entrypoints|vllm-openai|sgla
 def launch_evidence(text: str) -> dict[str, str]:
     """{entry id: why} from the scan's tool-flag rules on the launch commands the text shows, when the text is about
     tools or an agent; empty otherwise (no launch command, or one that is not about gpt-oss). The empty fields every
-    chat completion carries ('"tool_calls": []') do not make a text about tools (vllm-project/vllm#25687: a token
-    count question with a pasted answer)."""
+    chat completion carries ('"tool_calls": []', '"function_call": null') do not make a text about tools
+    (vllm-project/vllm#25687: a token count question with a pasted answer)."""
     head = text[:65536]
     if not LAUNCH_HINT_RE.search(head):
         return {}
     from gptoss_doctor.explain.facets import without_routine
 
-    if not ABOUT_TOOLS_RE.search(without_routine(head)):
+    if not ABOUT_TOOLS_RE.search(EMPTY_FUNCTION_CALL_RE.sub(" ", without_routine(head))):
         return {}
     from pathlib import Path
 
