@@ -360,12 +360,12 @@ def judge_hidden_parser(col: Collector) -> None:
     if "probe.tools.no_parser" in col.obs or "probe.tools.call" not in col.obs:
         return
     calls = col.obs["probe.tools.call"]
+    failed = next((o for o in calls if o.status == "error"), None)
     if any(o.status == "fail" for o in col.obs.get("probe.harmony_error", [])) and \
             any(o.status == "fail" and "HarmonyError" in o.detail for o in calls):
         why = "the Harmony error ended the tool request before any tool parser ran; run the check again after " \
             "fixing it to see whether the tool parser is enabled"
-    elif any(o.status == "error" for o in calls):
-        failed = next(o for o in calls if o.status == "error")
+    elif failed is not None:
         why = f"the tool request got no answer ({failed.detail.split(': ', 1)[-1]})"
     elif any(o.http_status for o in calls):
         return  # refused with an HTTP error: that finding is the answer (a dead engine refuses everything)
