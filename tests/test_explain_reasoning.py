@@ -1291,3 +1291,44 @@ def test_empty_tool_fields_of_a_pasted_answer_do_not_make_a_text_about_tools():
     assert all(m.confidence == "low" for m in match_text(text, limit=3))
     # the same command in a text about a tool call is that entry's evidence
     assert "gptoss-server-tool-parser-not-enabled" in launch_evidence(text + "\nand tool calls come back as text")
+
+
+# https://github.com/Rian-T/tabib-eval/blob/058427ead02eb24e2543483ec7cc3d99c65f6672/docs/DEFECTS.md
+HEADER_ERRORS_IN_AN_EVAL = """## Serving flags we never read, found by reading the model's own recipe
+
+`gpt-oss-20b` produced 796 `HarmonyError: unexpected tokens remaining in message
+header` in two hours, the server answering 500 each time; the other four models
+produced zero."""
+
+
+def test_a_quoted_message_outranks_entries_that_only_share_words():
+    # the quote is a lead (its entry's own setting is not in the text), but the entries that merely mention a
+    # HarmonyError share only words with the text: the issue about that very message comes first, still low
+    ex = explain_text(HEADER_ERRORS_IN_AN_EVAL, allow_download=False)
+    top = ex.matches[0]
+    assert top.entry.id == "harmony-malformed-header-strict-parser", [m.entry.id for m in ex.matches]
+    assert top.confidence == "low"
+    assert any("other causes print this message too" in ev for ev in top.evidence)
+    assert not [m for m in ex.matches if m.confidence in ("high", "medium")]
+
+
+def test_a_model_that_kept_writing_or_did_not_answer_in_minutes_is_looping_or_slow():
+    # model-selection notes of the eighteenth independent set (a thesis' NIM table, a Kdenlive MCP panel's README)
+    for text, kind in (("`gpt-oss-20b` kept writing past the JSON until it hit the 2,048-token limit.", "loop"),
+                       ("`hermes3:8b` never did (a runaway loop), and `gpt-oss:20b` did not answer in four minutes "
+                        "on a 12 GB card", "hang")):
+        ex = explain_text(text, allow_download=False)
+        assert kind in ex.facets.failure, (text, ex.facets.failure)
+        assert ex.triage[0].cls.id == "looping-slow", (text, [h.cls.id for h in ex.triage])
+    # a person who kept trying is no model that kept writing
+    assert "loop" not in explain_text("I kept trying gpt-oss-20b with vLLM and the server returned 500",
+                                      allow_download=False).facets.failure
+
+
+def test_japanese_words_for_slow_and_never_finishing_are_read():
+    # a Japanese devlog: gpt-oss-safeguard:20b on Ollama thinks very long and never finishes
+    text = ("gpt-oss-safeguard:20b（ローカルモデル）\n残念ながら思考時間が非常にかかる問題があり、最初の数手しか対戦できませんでした。\n"
+            "- 03:31: 思考開始（完了しない）")
+    ex = explain_text(text, allow_download=False)
+    assert {"slow", "hang"} & set(ex.facets.failure), ex.facets.failure
+    assert ex.triage[0].cls.id == "looping-slow", [h.cls.id for h in ex.triage]

@@ -209,7 +209,11 @@ FAILURES = _table([
              r"\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
              r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b|"
              r"\b(?:thinking|reasoning|generation|output|response) loops?\b|\bloops? (?:in|during) (?:the )?"
-             r"(?:thinking|reasoning|generation|output)\b|\bstuck in (?:a )?loops?\b"),
+             r"(?:thinking|reasoning|generation|output)\b|\bstuck in (?:a )?loops?\b|"
+             # a model that does not stop where it should ("kept writing past the JSON until it hit the 2,048-token
+             # limit", "a runaway loop"): the eighteenth independent set's model-selection notes
+             r"\bkept (?:on )?(?:writing|generating|going|thinking|reasoning|talking|outputting|emitting|producing)\b|"
+             r"\brunaway (?:loops?|generation|output|reasoning|thinking)\b"),
     # the server refused a parameter, field or value of the request (what it names is the object, not a symptom)
     # ("invalid argument" is also a CUDA error, "unrecognized arguments" a command line's: argument is not enough)
     ("rejected", r"\b(?:unsupported|unknown|unrecogni[sz]ed|unexpected|invalid) (?:param(?:eter)?|field|property)s?\b|"
@@ -264,7 +268,11 @@ FAILURES = _table([
     # (a whole machine that freezes is out of memory, not a stuck request)
     ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\b(?:freez(?:e|es|ing)|froze(?:n)?)\b"
              r"(?![^.\n]{0,30}\b(?:system|mac|machine|computer|pc|laptop|desktop)\b)|\bstops? responding\b|"
-             r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|\b(?:runs?|running|ran|"
+             r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|"
+             # no answer within a stated time ("did not answer in four minutes on a 12 GB card")
+             r"\b(?:did ?n[o']t|does ?n[o']t|never|failed to) (?:answer|respond|reply|return|finish|complete)\w*"
+             r"(?: anything)? (?:with)?in (?:\d+|a few|several|one|two|three|four|five|ten|fifteen|twenty|thirty) "
+             r"(?:minutes?|mins?|hours?)\b|\b(?:runs?|running|ran|"
              r"generat(?:es|ing)|thinks?|thinking|spins?|spinning) forever\b|"
              r"\b(?:gets?|got|is|was|remains?|stays?) stuck\b|\bstuck (?:at|on|after|in|while|during|forever)\b"),
 ])

@@ -487,8 +487,7 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             # wrong ones did not)
             score = min(score, CONTEXT_CAP)
             lead = True
-            evidence.append("but other causes print this message too, and the text shows nothing of this issue's own "
-                            "setting")
+            evidence.append(CONTEXT_LEAD)
         out.append((min(max(score, 0.0), 0.99), evidence, lead, words_only, not strong and not shared_tokens,
                     (strong, lexical)))
     return out
@@ -510,6 +509,7 @@ def _about_layer(e: kb.Entry) -> bool:
 # a quote without its entry's own setting (signatures.context) is a lead, scored as one: below a medium match (at
 # 0.6, above shared words, the tuned sets lost a held-back answer and gained an uncovered confident wrong one)
 CONTEXT_CAP = MEDIUM - 0.03
+CONTEXT_LEAD = "but other causes print this message too, and the text shows nothing of this issue's own setting"
 DROP = 0.6  # the score of an entry that contradicts a facet of the text is scaled by this (and its confidence is low)
 RARE_VENDORS = {"amd", "apple", "intel"}
 
@@ -638,7 +638,24 @@ def match_parsed(parsed: Parsed, *, entries: list[kb.Entry] | None = None, engin
                 m.confidence = "low"
                 m.evidence.append("but the text shows " + "; ".join(classes.values()).lower()
                                   + ", which this issue does not describe")
-    return found[:limit]
+    _quote_over_words(scored)  # last: the confidence rules above read the order the scores give
+    return [m for m, _, _, _ in scored][:limit]
+
+
+def _quote_over_words(scored: list) -> None:
+    """A known message quoted word for word outranks entries that only share words with the text.
+
+    The quote stays a lead when its entry's own setting is not in the text (the context cap): other causes print the
+    message too. But the entries the cap let past it match nothing of the text but words (the eighteenth independent
+    set's eval note quoted "HarmonyError: unexpected tokens remaining in message header" and got two entries that merely
+    mention a HarmonyError ranked above the one about that message)."""
+    for j, (m, _, _, raw) in enumerate(scored):
+        if raw[0] >= 0.8 and any(CONTEXT_LEAD in ev for ev in m.evidence):
+            if j and all(lexical and above.confidence == "low" for above, _, lexical, _ in scored[:j]):
+                scored.insert(0, scored.pop(j))
+            return
+        if not scored[j][2]:
+            return  # an entry above it has evidence of its own
 
 
 def match_text(text: str, *, engine: str | None = None, limit: int = 5,

@@ -621,6 +621,10 @@ GLOSSARY = {
     "回答が空": "empty answer", "途中で切れ": "truncated",
     "ロードに失敗": "failed to load", "読み込みに失敗": "failed to load", "起動しない": "failed to start",
     "接続できない": "connection error",
+    # slow, never finishing, ignored (the eighteenth independent set's Japanese notes: "思考時間が非常にかかる",
+    # "思考開始（完了しない）", "bool Falseはgpt-oss側で無視され")
+    "時間がかかる": "slow", "遅い": "slow", "完了しない": "never finishes", "終わらない": "never finishes",
+    "応答しない": "stops responding hang", "無視され": "ignored",
     # Korean
     "메모리 부족": "out of memory", "메모리가 부족": "out of memory", "도구 호출": "tool call",
     "함수 호출": "function call", "추론": "reasoning", "무한 반복": "endless loop", "반복 출력": "repeating output",
