@@ -87,10 +87,15 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     # covered): 14/26 and 22/26 on the session's start commit (d5b8c2e); 16/26 and 22/26 after the sixteenth set was
     # tuned on; tuned on since the eighteenth was collected: 21/26 and 25/26
     "independent-17": (0.8, 0.96),
-    # the eighteenth (collected 2026-11-30 by nine sessions that never ran the matcher, never tuned on; 38 of its 71
-    # real problems covered): 25/38 and 32/38 on the session's start commit (ee2bfcf) and after the seventeenth set was
+    # the eighteenth (collected 2026-11-30 by nine sessions that never ran the matcher; 38 of its 71 real problems
+    # covered): 25/38 and 32/38 on the session's start commit (ee2bfcf) and after the seventeenth set was tuned on;
+    # tuned on since the nineteenth was collected: 30/38 and 33/38 (a quoted message outranks shared words; the budget,
+    # structured-output and Groq reasoning-field entries' wordings)
+    "independent-18": (0.78, 0.86),
+    # the nineteenth (collected 2026-11-30 by seven sessions that never ran the matcher, never tuned on; 28 of its 62
+    # real problems covered): 11/28 and 20/28 on the session's start commit (d974239) and after the eighteenth set was
     # tuned on
-    "independent-18": (0.65, 0.84),
+    "independent-19": (0.39, 0.71),
 }
 # right & confident: top-1 right with high or medium confidence. Measured when issue 17's calibration landed (dev
 # 287/383, held back 61/93, independent 27/65, independent-2 9/24): the words-alone rule (bench/bench_calibration.py)
@@ -109,7 +114,8 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
                           "independent-8": 0.71, "independent-9": 0.38, "independent-10": 0.37,
                           "independent-11": 0.5, "independent-12": 0.48, "independent-13": 0.42,
                           "independent-14": 0.37, "independent-15": 0.16, "independent-16": 0.21,
-                          "independent-17": 0.46, "independent-18": 0.26}
+                          "independent-17": 0.46, "independent-18": 0.26,
+                          "independent-19": 0.07}
 # (independent-3: 5/23; independent-4: 6/20, 8/20 since it is tuned on; independent-5: 3/13; independent-6: 7/20;
 # independent-8: 8/14 before and after the seventh set was tuned on; independent-9: 12/31 on 74b5c7f and since;
 # independent-10: 6/24 on 02d6090 and after the ninth set was tuned on, and since; independent-11: 7/18 on d5403d7
@@ -120,7 +126,8 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
 # is tuned on; independent-15: 2/12 on acd4df7 and after the fourteenth set was tuned on, and since it is tuned on;
 # independent-16: 5/23 on ea9a460 and after the fifteenth set was tuned on, and since it is tuned on; independent-17:
 # 9/26 on d5b8c2e and after the sixteenth set was tuned on, 12/26 since it is tuned on; independent-18: 10/38 on ee2bfcf
-# and after the seventeenth set was tuned on. An entry's hardware is what
+# and after the seventeenth set was tuned on, and since it is tuned on; independent-19: 2/28 on d974239 and after the
+# eighteenth set was tuned on. An entry's hardware is what
 # its id or title names since the fifteenth was collected (a vendor its summary mentions no longer drops it on other
 # hardware): independent-4 9 -> 11, independent-8 9 -> 10, dev 274 -> 275; a wording of the fourteenth set made one
 # of the tenth's answers confident, 8 -> 9)
@@ -141,7 +148,9 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
 # fourteenth was tuned on; tuned on since the sixteenth was collected: the same); independent-16 2 of 37 (on ea9a460
 # and after the fifteenth was tuned on; tuned on since the seventeenth was collected: the same); independent-17 2 of
 # 39 (on d5b8c2e and after the sixteenth was tuned on; 1 since it is tuned on: empty default fields of a pasted answer
-# make no text about tools); independent-18 0 of 33 (on ee2bfcf and after the seventeenth was tuned on, never read). The first set's rose from 3 to 4 when the thirteenth was tuned on: wordings added to the structured-output
+# make no text about tools); independent-18 0 of 33 (on ee2bfcf and after the seventeenth was tuned on; tuned on since
+# the nineteenth was collected: the same); independent-19 2 of 34 (on d974239 and after the eighteenth was tuned on,
+# never read). The first set's rose from 3 to 4 when the thirteenth was tuned on: wordings added to the structured-output
 # entry changed which entry is second on one uncovered text, and the margin rules then left its first answer
 # (raw-harmony-in-content-no-parser) medium; reported, not tuned away (it is a set nobody may tune on)
 UNCOVERED_CONFIDENT_WRONG = {"independent": 4, "independent-2": 2, "tune": 1, "independent-3": 1, "independent-4": 0,
@@ -149,7 +158,7 @@ UNCOVERED_CONFIDENT_WRONG = {"independent": 4, "independent-2": 2, "tune": 1, "i
                              "independent-9": 2, "independent-10": 2,
                              "independent-11": 3, "independent-12": 5, "independent-13": 2, "independent-14": 1,
                              "independent-15": 0, "independent-16": 2, "independent-17": 1,
-                             "independent-18": 0}
+                             "independent-18": 0, "independent-19": 2}
 # leave-one-out on the dev split: each case matched without its own entries (every confident answer is wrong)
 # 23 -> 22 with the Chinese glossary, 21 since shared message shapes, 20 since signatures.context, 17 since a
 # quoted message of another engine's issue drops and entries sharing a message each need their own setting; 18 since
@@ -182,8 +191,10 @@ DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 18
 # running forever and a perf drop are failure kinds, a loop of tool calls is a tool-call failure, a process id is no
 # HTTP status and logged launch settings state no failure) and of the
 # seventeenth (25/38 on d5b8c2e and after the sixteenth was tuned on; 27/38 since it is tuned on: "run out of CUDA
-# memory" is out of memory, "structured-output" and "schema-valid JSON" name structured output) and of the eighteenth,
-# never tuned on (24/31 on ee2bfcf and after the seventeenth was tuned on). Since the fifteenth was
+# memory" is out of memory, "structured-output" and "schema-valid JSON" name structured output) and of the eighteenth
+# (24/31 on ee2bfcf and after the seventeenth was tuned on; 25/31 since it is tuned on: a model that "kept writing"
+# or "did not answer in four minutes" is looping or slow, Japanese words for slow and never finishing) and of the
+# nineteenth, never tuned on (23/32 on d974239 and after the eighteenth was tuned on). Since the fifteenth was
 # collected: a speed named without a judgement (latency, tok/s in an eval log) is no slow failure (the third's 36 ->
 # 37, the fourth's 40 -> 41, the twelfth's 41 -> 43, the thirteenth's 22 -> 23), Harmony markup in a tool call is a
 # tool-call problem first (the tenth's 42 -> 43, the thirteenth's 23 -> 24, leave-one-out dev 288 -> 289, tune 126 ->
@@ -199,7 +210,7 @@ TRIAGE_FITS_FLOORS = {"independent-2": 50, "independent-3": 37, "independent-4":
                       "independent-6": 29, "independent-7": 27, "independent-8": 46, "independent-9": 37,
                       "independent-10": 43, "independent-11": 38, "independent-12": 43, "independent-13": 24,
                       "independent-14": 40, "independent-15": 39, "independent-16": 29,
-                      "independent-17": 27, "independent-18": 24}
+                      "independent-17": 27, "independent-18": 25, "independent-19": 23}
 
 
 @pytest.fixture(scope="module")
@@ -234,12 +245,12 @@ def test_unknown_problems_get_no_confident_answer_more_often(summary, split):
 # the fourteenth's 20 (7aca30b and after, and since it is tuned on); none of the fifteenth's 20 (acd4df7 and after,
 # and since it is tuned on); none of the sixteenth's 20 (ea9a460 and after, and since it is tuned on); none of the
 # seventeenth's 20 (d5b8c2e and after, and since it is tuned on); none of the eighteenth's 20 (ee2bfcf and after,
-# never read)
+# and since it is tuned on); none of the nineteenth's 20 (d974239 and after, never read)
 LOOK_ALIKES_CONFIDENT_WRONG = {"independent-2": 0, "independent-3": 0, "independent-4": 0, "independent-5": 0,
                                "independent-6": 0, "independent-7": 0, "independent-8": 0, "independent-9": 0,
                                "independent-10": 0, "independent-11": 1, "independent-12": 0, "independent-13": 0,
                                "independent-14": 0, "independent-15": 0, "independent-16": 0,
-                               "independent-17": 0, "independent-18": 0}
+                               "independent-17": 0, "independent-18": 0, "independent-19": 0}
 
 
 @pytest.mark.parametrize("split", sorted(LOOK_ALIKES_CONFIDENT_WRONG))
