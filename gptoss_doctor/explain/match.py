@@ -649,13 +649,13 @@ def _quote_over_words(scored: list) -> None:
     message too. But the entries the cap let past it match nothing of the text but words (the eighteenth independent
     set's eval note quoted "HarmonyError: unexpected tokens remaining in message header" and got two entries that merely
     mention a HarmonyError ranked above the one about that message)."""
-    for j, (m, _, _, raw) in enumerate(scored):
-        if raw[0] >= 0.8 and any(CONTEXT_LEAD in ev for ev in m.evidence):
-            if j and all(lexical and above.confidence == "low" for above, _, lexical, _ in scored[:j]):
+    for j, (m, _, lexical, raw) in enumerate(scored):
+        if raw[0] >= 0.8 and CONTEXT_LEAD in m.evidence:
+            if all(above.confidence == "low" for above, _, _, _ in scored[:j]):
                 scored.insert(0, scored.pop(j))
             return
-        if not scored[j][2]:
-            return  # an entry above it has evidence of its own
+        if not lexical:
+            return  # an entry above the quote has evidence of its own
 
 
 def match_text(text: str, *, engine: str | None = None, limit: int = 5,
