@@ -1332,3 +1332,31 @@ def test_japanese_words_for_slow_and_never_finishing_are_read():
     ex = explain_text(text, allow_download=False)
     assert {"slow", "hang"} & set(ex.facets.failure), ex.facets.failure
     assert ex.triage[0].cls.id == "looping-slow", [h.cls.id for h in ex.triage]
+
+
+# https://github.com/motte12345/ai-roundtable/blob/f548d231302354c3814c4161b2e4cad3c8ed8e1f/KNOWLEDGE.md
+EMPTY_ON_GROQ = """## 2026-05-09: Groq Llama 4 系のモデル ID と gpt-oss-120b の癖
+
+### 調査
+`GET https://api.groq.com/openai/v1/models` で利用可能モデルを確認:
+- 他の70B+ クラス: `openai/gpt-oss-120b`, `qwen/qwen3-32b`, `groq/compound`
+
+### gpt-oss-120b の罠
+代替候補として gpt-oss-120b も試したが:
+- …`message.content` が空になる
+- `reasoning_effort: 'low'` を付けても、日本語プロンプトを誤解（150〜250字 → 「150x250 ピクセルの画像生成」と解釈）して指示崩壊
+- 安定運用には向かない"""
+
+
+def test_the_setting_names_where_not_what():
+    # names of engines, providers and clients count half among the words that rank: an empty answer on Groq is the
+    # empty-answer issue, not a Groq-specific one that shares the provider's name (at full weight the reasoning-effort
+    # issue, which names Groq in its variants, came first)
+    from gptoss_doctor.explain import rank
+
+    q = rank.damp_setting({"groq": 2.0, "groq api": 1.0, "empty": 1.0, "": 3.0})
+    assert q == {"groq": 1.0, "groq api": 0.5, "empty": 1.0, "": 3.0}
+    assert rank._stem("cerebras") in rank.SETTING and "ollama" in rank.SETTING
+    ex = explain_text(EMPTY_ON_GROQ, allow_download=False)
+    assert ex.matches[0].entry.id == "gptoss-empty-answer-budget-spent-in-reasoning", [m.entry.id for m in ex.matches]
+    assert ex.triage[0].cls.id == "empty-or-reasoning-only"

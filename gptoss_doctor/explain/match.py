@@ -557,6 +557,8 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     if english:
         lex_text += "\n" + english
     head = body[:65536]
+    from gptoss_doctor.explain import rank
+
     other_model = bool(OTHER_MODEL_RE.search(head))
     gptoss = bool(GPTOSS_NAME_RE.search(head)) or (not other_model and (
         bool(GPTOSS_RE.search(head)) or bool(parsed.token_ids) or bool(WEAK_GPTOSS_RE.search(head))))
@@ -564,7 +566,7 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     return _Query(
         messages=messages, haystack=haystack, squeezed=haystack.replace(" ", ""), shaped=shape(body),
         tokens=set(parsed.token_ids), engines=engines,
-        findings=dict(findings or {}), lexical=ix.ranker.query_terms(lex_text) if ix.entries else {},
+        findings=dict(findings or {}), lexical=rank.damp_setting(ix.ranker.query_terms(lex_text)) if ix.entries else {},
         gptoss=gptoss, other_model=other_model, prose=not structured and _is_prose(lex_text), structured=bool(structured),
         vendor=facets.hardware["vendor"] if facets and facets.hardware else None,
         provider=facets.provider["name"] if facets and facets.provider else None,
