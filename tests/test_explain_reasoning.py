@@ -1360,3 +1360,22 @@ def test_the_setting_names_where_not_what():
     ex = explain_text(EMPTY_ON_GROQ, allow_download=False)
     assert ex.matches[0].entry.id == "gptoss-empty-answer-budget-spent-in-reasoning", [m.entry.id for m in ex.matches]
     assert ex.triage[0].cls.id == "empty-or-reasoning-only"
+
+
+def test_triage_reads_a_turn_that_ended_in_reasoning_citation_marks_and_a_loader_that_aborts():
+    # notes of the nineteenth independent set: saquibjawedbit/grabber docs/03-agent.md (Workers AI), Documind's
+    # GUIDE.md (fullwidth citation marks from gpt-oss's browsing format), jpmicrosoft/llama.cpp's AGENTS.md (GGUF loader)
+    cases = (
+        ("Workers AI `gpt-oss-120b` is prompted through `env.AI.run` with a plain `input` string.\n"
+         "`gpt-oss` sometimes stops *inside its reasoning channel* without emitting a final\nmessage.",
+         "empty-or-reasoning-only"),
+        ("| **Citations silently stopped working with `gpt-oss`** | Some completions came back with fullwidth CJK "
+         "brackets (`【1】`) instead of ASCII `[1]`, despite the prompt explicitly specifying `[n]` |",
+         "harmony-leak"),
+        ('throw std::runtime_error(format("key %s has wrong array length; expected %u, got %u", ...));\n'
+         "`gpt-oss-120b` MXFP4 GGUFs from openai-community … the loader aborts and the model will not start.",
+         "load-failure"),
+    )
+    for text, cls in cases:
+        ex = explain_text(text, allow_download=False)
+        assert ex.triage and ex.triage[0].cls.id == cls, (text[:60], [h.cls.id for h in ex.triage])
