@@ -331,7 +331,9 @@ VENDORS = _table([
     ("apple", r"(?<!tt-)\bmetal\b|\bapple silicon\b|\bmps\b|\bmlx\b|\bmacos\b|\bmac ?(?:book|studio|mini)\b|\bApple M\d\b|"
               r"\bM[1-5] (?:Pro|Max|Ultra)\b"),
     ("intel", r"\bxpu\b|\bsycl\b|\bipex\b|\bintel arc\b|\bArc [AB]\d{3}\b|\boneapi\b|\bLevel[- ]Zero\b"),
-    ("nvidia", r"\bcuda\b|\bnvidia\b|\bRTX\b|\bGeForce\b|\bsm_?\d{2,3}\b|\bcompute capability\b|\bnvcc\b|\bcublas\b|"
+    # (CUDA's own calls and devices too: "cudaMalloc failed: out of memory", ggml's "CUDA0 buffer")
+    ("nvidia", r"\bcuda\b|\bcuda(?:\d|malloc|error|memcpy|graph|rt)\w*|\bnvidia\b|\bRTX\b|\bGeForce\b|"
+               r"\bsm_?\d{2,3}\b|\bcompute capability\b|\bnvcc\b|\bcublas\b|"
                r"\b[HAB]100\b|\b[HB]200\b|\bGB[23]00\b|\bL40S?\b|\bDGX\b|\bJetson\b|\bNCCL\b|\bflashinfer\b"),
     ("cpu", r"\bCPU[- ]only\b|\bon (?:the )?CPU\b|\bno GPU\b|\bwithout (?:a )?GPU\b|\bAVX2?\b|\bAVX-?512\b"),
 ])
