@@ -1379,3 +1379,32 @@ def test_triage_reads_a_turn_that_ended_in_reasoning_citation_marks_and_a_loader
     for text, cls in cases:
         ex = explain_text(text, allow_download=False)
         assert ex.triage and ex.triage[0].cls.id == cls, (text[:60], [h.cls.id for h in ex.triage])
+
+
+# https://github.com/abiusch/penny_assistant/blob/c8a0ea922c80ed3004f7422f9586ca519e566489/docs/archive/phases/PENNY_CURRENT_STATE_COMPLETE.md
+TOOL_SYNTAX_LEAKING = """# PENNY - COMPLETE CURRENT STATE DOCUMENTATION
+
+**Last Updated:** October 28, 2025
+
+### **Model Configuration (LM Studio):**
+- **Model:** openai/gpt-oss-20b
+- **Endpoint:** localhost:1234
+
+## 🐛 **KNOWN ISSUES**
+
+### **Current (Being Fixed):**
+
+1. **Tool Syntax Leaking** ⏳ 67% Fixed
+   - Issue: gpt-oss-20b outputs `<|channel|>` syntax
+
+LLM generates: <|channel|>browser<|message|>{"query": "NEO robot"}"""
+
+
+def test_raw_harmony_alone_is_a_lead_when_several_issues_explain_it():
+    # raw Harmony in the answer shows the kind of fault (the harmony-leak class), which several known issues share;
+    # with no message, pattern or launch command of one of them, and no clear lead, every such answer is a lead
+    ex = explain_text(TOOL_SYNTAX_LEAKING, allow_download=False)
+    assert ex.matches and not [m for m in ex.matches if m.confidence in ("high", "medium")], \
+        [(m.entry.id, m.confidence) for m in ex.matches]
+    assert any("another known issue explains it about as well" in ev for ev in ex.matches[0].evidence)
+    assert ex.triage[0].cls.id == "harmony-leak"
