@@ -1408,3 +1408,29 @@ def test_raw_harmony_alone_is_a_lead_when_several_issues_explain_it():
         [(m.entry.id, m.confidence) for m in ex.matches]
     assert any("another known issue explains it about as well" in ev for ev in ex.matches[0].evidence)
     assert ex.triage[0].cls.id == "harmony-leak"
+
+
+# https://github.com/IlyaFeoktistov/flowai/blob/0fa7d04ef8eda6ae4d30dc093c902076cbf5f3fb/README.md
+HARMONY_LEAK_IN_A_FORK = """`expert_streaming_enabled` потенциально ещё быстрее и для `gpt-oss:20b`, но
+для НЕЁ (не для glm-4.7-flash) это НЕ рекомендуется для реальной работы:
+живыми прогонами подтверждены две проблемы парсинга harmony-формата в этом
+форке: (1) канал-разметка (`<|channel|>...<|message|>`) иногда ломается, и
+рассуждения модели вместе со служебными токенами утекают в видимый ответ
+вместо чистого текста; (2) тул-коллы иногда не долетают до настоящего
+вызова инструмента вообще — модель пишет вызов прямо в тексте (в чужом, не
+соответствующем реальной схеме формате), не через harmony-канал
+`commentary to=functions.*`."""
+
+
+def test_a_pattern_that_matched_only_harmony_markup_is_the_leak_not_its_cause():
+    # "commentary to=functions." matches the generic raw-Harmony issue's pattern, but it is what every leak shows:
+    # with another issue close behind, no answer is confident (a llama.cpp fork's own Harmony parsing, no entry)
+    from gptoss_doctor.explain.match import MARKUP_ONLY_RE
+
+    assert MARKUP_ONLY_RE.fullmatch("commentary to=functions.") and MARKUP_ONLY_RE.fullmatch(
+        "<|channel|>analysis<|message|>")
+    assert not MARKUP_ONLY_RE.fullmatch("open_file<|channel|>commentary")  # a tool name glued to a header: its own sign
+    ex = explain_text(HARMONY_LEAK_IN_A_FORK, allow_download=False)
+    assert ex.matches[0].entry.id == "raw-harmony-in-content-no-parser"
+    assert not [m for m in ex.matches if m.confidence in ("high", "medium")], \
+        [(m.entry.id, m.confidence) for m in ex.matches]

@@ -357,11 +357,17 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
         for m in q.messages:
             hit = rx.search(m)
             if hit:
-                return 0.72, f'the text matches this issue\'s pattern: "{hit.group(0)[:160]}"'
+                return 0.72, f'{PATTERN_EVIDENCE}"{hit.group(0)[:160]}"'
         hit = rx.search(q.haystack) if len(q.haystack) < MAX_SCAN else None
         if hit:
-            return 0.7, f'the text matches this issue\'s pattern: "{hit.group(0)[:160]}"'
+            return 0.7, f'{PATTERN_EVIDENCE}"{hit.group(0)[:160]}"'
     return 0.0, ""
+
+
+PATTERN_EVIDENCE = "the text matches this issue's pattern: "
+# a pattern's match that is nothing but Harmony markup and the names it carries: what every leak of raw Harmony shows
+MARKUP_ONLY_RE = _rx.compile(r"(?:<\|[a-z]+\|>|\s|\bto=[\w.-]*|\b(?:analysis|commentary|final|assistant|json|"
+                             r"assistantfinal|assistantcommentary|assistantanalysis)\b|\"content\"\s*:\s*\"?)+")
 
 
 def _lexical_score(cov: float, rel: float, s: float, q: _Query) -> float:
@@ -408,7 +414,13 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
         s, cov, shared = lex[i]
         lexical = _lexical_score(cov, s / best_s, s, q)
         found = [f for f in e.findings if f in q.findings]
-        artifact_only = bool(found) and not strong  # the text shows the kind of fault, none of this entry's own signs
+        # the text shows the kind of fault and none of this entry's own signs: no message, launch command or thread;
+        # a pattern that matched only Harmony markup ("commentary to=functions.x", "<|channel|>analysis<|message|>")
+        # is the same artifact written as a pattern (on the tuned splits the generic raw-Harmony issue's patterns gave
+        # 19 right confident answers and 30 wrong ones, 12 of them on problems no entry describes; with the lead
+        # ARTIFACT_MARGIN asks, 4 wrong ones and 3 right ones of every entry's markup patterns became leads)
+        artifact_only = bool(found) and (not strong or (why.startswith(PATTERN_EVIDENCE) and bool(
+            MARKUP_ONLY_RE.fullmatch(why[len(PATTERN_EVIDENCE):].strip('"')))))
         if found:
             # an artifact this entry's findings name: evidence of the kind of fault, not of this entry alone
             evidence.append(q.findings[found[0]])
