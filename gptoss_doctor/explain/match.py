@@ -503,7 +503,10 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
             lead = True
             evidence.append(CONTEXT_LEAD)
         out.append((min(max(score, 0.0), 0.99), evidence, lead, words_only, not strong and not shared_tokens,
-                    (strong, lexical, artifact_only and not shared_tokens)))
+                    (strong, lexical,
+                     # (a client the text names and this entry is about is evidence of its own: Cline's tool calls
+                     # written as Harmony text in a Cline report)
+                     artifact_only and not shared_tokens and not named)))
     return out
 
 
