@@ -53,7 +53,10 @@ bench/cases/independent-18-{a…s}.yaml (`set: 2026-11-30-18`), was collected by
 start commit (ee2bfcf), before anything it changed was measured on it: row "independent-18", tuned on since the
 next session. A twenty-first, bench/cases/independent-19-{c…s}.yaml (`set: 2026-11-30-19`), was collected by seven
 sessions from that next session's start commit (d974239), before anything it changed was measured on it (62 real
-problems, 28 of them covered, and 20 look-alikes): row "independent-19", never tuned on. Report all of them.
+problems, 28 of them covered, and 20 look-alikes): row "independent-19", tuned on since the next session. A
+twenty-second, bench/cases/independent-20-{c…s}.yaml (`set: 2026-12-01-20`), was collected by nine sessions from that
+next session's start commit (e87d60c), before anything it changed was measured on it (61 real problems, 30 of them
+covered, and 18 look-alikes): row "independent-20", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses

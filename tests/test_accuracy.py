@@ -25,8 +25,9 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     "independent": (0.63, 0.78),
     # the second independent set (collected 2026-11-25 before the matcher changed, never tuned on): 10/24, 14/24;
     # 12/24, 16/24 with phrase terms
-    # 17/24, 21/24 since the thirteenth set is tuned on (structured-output and Ollama-context wordings)
-    "independent-2": (0.7, 0.87),
+    # 17/24, 21/24 since the thirteenth set is tuned on (structured-output and Ollama-context wordings); 18/24, 20/24
+    # since the twentieth was collected (the setting's names halved: a third-placed answer moved to fourth)
+    "independent-2": (0.7, 0.83),
     # the third (collected 2026-11-28 by sessions that never ran the matcher): 8/23 and 12/23 on the landed matcher
     # and after that afternoon's changes alike; tuned on since that evening: 12/23 and 14/23
     "independent-3": (0.52, 0.6),
@@ -77,8 +78,9 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     "independent-14": (0.77, 0.85),
     # the fifteenth (collected 2026-11-30 by ten sessions that never ran the matcher; 12 of its 63 real problems
     # covered): 10/12 and 11/12 on the session's start commit (acd4df7) and after the fourteenth set was tuned on
-    # alike; tuned on since the sixteenth was collected: the same
-    "independent-15": (0.83, 0.91),
+    # alike; tuned on since the sixteenth was collected: the same; 9/12 and 12/12 since the twentieth was collected (the
+    # empty-answer entry's new wordings took a text about think=false ignored, labelled the reasoning-effort entry)
+    "independent-15": (0.75, 0.91),
     # the sixteenth (collected 2026-11-30 by eleven sessions that never ran the matcher; 23 of its 60 real problems
     # covered): 13/23 and 16/23 on the session's start commit (ea9a460) and after the fifteenth set was tuned on
     # alike; tuned on since the seventeenth was collected: 15/23 and 18/23 (the empty-answer entry's wordings)
@@ -90,12 +92,17 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     # the eighteenth (collected 2026-11-30 by nine sessions that never ran the matcher; 38 of its 71 real problems
     # covered): 25/38 and 32/38 on the session's start commit (ee2bfcf) and after the seventeenth set was tuned on;
     # tuned on since the nineteenth was collected: 30/38 and 33/38 (a quoted message outranks shared words; the budget,
-    # structured-output and Groq reasoning-field entries' wordings)
-    "independent-18": (0.78, 0.86),
+    # structured-output and Groq reasoning-field entries' wordings); 33/38 and 34/38 since the twentieth was collected
+    # (the setting's names halved, the empty-answer entry's wordings)
+    "independent-18": (0.86, 0.89),
     # the nineteenth (collected 2026-11-30 by seven sessions that never ran the matcher, never tuned on; 28 of its 62
     # real problems covered): 11/28 and 20/28 on the session's start commit (d974239) and after the eighteenth set was
-    # tuned on
-    "independent-19": (0.39, 0.71),
+    # tuned on; tuned on since the twentieth was collected: 16/28 and 22/28
+    "independent-19": (0.57, 0.78),
+    # the twentieth (collected 2026-12-01 by nine sessions that never ran the matcher, never tuned on; 30 of its 61
+    # real problems covered): 18/30 and 25/30 on the session's start commit (e87d60c); 20/30 and 26/30 after the
+    # nineteenth set was tuned on
+    "independent-20": (0.66, 0.86),
 }
 # right & confident: top-1 right with high or medium confidence. Measured when issue 17's calibration landed (dev
 # 287/383, held back 61/93, independent 27/65, independent-2 9/24): the words-alone rule (bench/bench_calibration.py)
@@ -112,10 +119,10 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
 RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "independent-2": 0.41,
                           "independent-3": 0.21, "independent-4": 0.54, "independent-5": 0.23, "independent-6": 0.35,
                           "independent-8": 0.71, "independent-9": 0.38, "independent-10": 0.37,
-                          "independent-11": 0.5, "independent-12": 0.48, "independent-13": 0.42,
+                          "independent-11": 0.5, "independent-12": 0.44, "independent-13": 0.42,
                           "independent-14": 0.37, "independent-15": 0.16, "independent-16": 0.21,
-                          "independent-17": 0.46, "independent-18": 0.26,
-                          "independent-19": 0.07}
+                          "independent-17": 0.46, "independent-18": 0.31,
+                          "independent-19": 0.1, "independent-20": 0.2}
 # (independent-3: 5/23; independent-4: 6/20, 8/20 since it is tuned on; independent-5: 3/13; independent-6: 7/20;
 # independent-8: 8/14 before and after the seventh set was tuned on; independent-9: 12/31 on 74b5c7f and since;
 # independent-10: 6/24 on 02d6090 and after the ninth set was tuned on, and since; independent-11: 7/18 on d5403d7
@@ -126,8 +133,12 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
 # is tuned on; independent-15: 2/12 on acd4df7 and after the fourteenth set was tuned on, and since it is tuned on;
 # independent-16: 5/23 on ea9a460 and after the fifteenth set was tuned on, and since it is tuned on; independent-17:
 # 9/26 on d5b8c2e and after the sixteenth set was tuned on, 12/26 since it is tuned on; independent-18: 10/38 on ee2bfcf
-# and after the seventeenth set was tuned on, and since it is tuned on; independent-19: 2/28 on d974239 and after the
-# eighteenth set was tuned on. An entry's hardware is what
+# and after the seventeenth set was tuned on, and since it is tuned on, 12/38 since the twentieth was collected;
+# independent-19: 2/28 on d974239 and after the eighteenth set was tuned on, 3/28 since it is tuned on;
+# independent-20: 6/30 on e87d60c and after the nineteenth set was tuned on. Since the twentieth was collected an
+# answer resting on an artifact alone needs a clear lead: independent-12 12 -> 11 (a raw-Harmony answer on an MLX
+# server's text), dev 275 -> 273 (an OpenRouter text's lead was the provider's name; a SQL agent's leak). An entry's
+# hardware is what
 # its id or title names since the fifteenth was collected (a vendor its summary mentions no longer drops it on other
 # hardware): independent-4 9 -> 11, independent-8 9 -> 10, dev 274 -> 275; a wording of the fourteenth set made one
 # of the tenth's answers confident, 8 -> 9)
@@ -150,21 +161,26 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
 # 39 (on d5b8c2e and after the sixteenth was tuned on; 1 since it is tuned on: empty default fields of a pasted answer
 # make no text about tools); independent-18 0 of 33 (on ee2bfcf and after the seventeenth was tuned on; tuned on since
 # the nineteenth was collected: the same); independent-19 2 of 34 (on d974239 and after the eighteenth was tuned on,
-# never read). The first set's rose from 3 to 4 when the thirteenth was tuned on: wordings added to the structured-output
+# never read; tuned on since the twentieth was collected: the same); independent-20 2 of 31 (3 on e87d60c; 2 after
+# the nineteenth was tuned on, never read). Since the twentieth was collected an answer resting on raw Harmony alone
+# (the artifact, or a pattern matching only markup) needs a clear lead: independent 4 -> 2, independent-2 2 -> 1,
+# independent-8 4 -> 3, independent-10 2 -> 1, independent-12 5 -> 3, independent-16 2 -> 1, independent-17 1 -> 0.
+# The first set's rose from 3 to 4 when the thirteenth was tuned on: wordings added to the structured-output
 # entry changed which entry is second on one uncovered text, and the margin rules then left its first answer
 # (raw-harmony-in-content-no-parser) medium; reported, not tuned away (it is a set nobody may tune on)
-UNCOVERED_CONFIDENT_WRONG = {"independent": 4, "independent-2": 2, "tune": 1, "independent-3": 1, "independent-4": 0,
-                             "independent-5": 0, "independent-6": 3, "independent-7": 0, "independent-8": 4,
-                             "independent-9": 2, "independent-10": 2,
-                             "independent-11": 3, "independent-12": 5, "independent-13": 2, "independent-14": 1,
-                             "independent-15": 0, "independent-16": 2, "independent-17": 1,
-                             "independent-18": 0, "independent-19": 2}
+UNCOVERED_CONFIDENT_WRONG = {"independent": 2, "independent-2": 1, "tune": 1, "independent-3": 1, "independent-4": 0,
+                             "independent-5": 0, "independent-6": 3, "independent-7": 0, "independent-8": 3,
+                             "independent-9": 2, "independent-10": 1,
+                             "independent-11": 3, "independent-12": 3, "independent-13": 2, "independent-14": 1,
+                             "independent-15": 0, "independent-16": 1, "independent-17": 0,
+                             "independent-18": 0, "independent-19": 2, "independent-20": 2}
 # leave-one-out on the dev split: each case matched without its own entries (every confident answer is wrong)
 # 23 -> 22 with the Chinese glossary, 21 since shared message shapes, 20 since signatures.context, 17 since a
 # quoted message of another engine's issue drops and entries sharing a message each need their own setting; 18 since
 # the thirteenth set was tuned on (the budget entry's new wording moved a runner-up: one dev text left without its
-# own entries now gets raw-harmony-in-content-no-parser medium on its token ids)
-DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 18
+# own entries now gets raw-harmony-in-content-no-parser medium on its token ids); 15 since the twentieth was collected
+# (an answer resting on raw Harmony alone needs a clear lead)
+DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 15
 # the triage's first class fits the labels (knowledge/classes ids) of problems explain does not know: the dev and
 # tune splits explained without their own entries (bench_calibration.py --triage: 275/383 and 122/150), the uncovered
 # cases of the second independent set (34/61 when the triage landed, 38/61 before the 'rejected' failure kind and the
@@ -194,7 +210,10 @@ DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 18
 # memory" is out of memory, "structured-output" and "schema-valid JSON" name structured output) and of the eighteenth
 # (24/31 on ee2bfcf and after the seventeenth was tuned on; 25/31 since it is tuned on: a model that "kept writing"
 # or "did not answer in four minutes" is looping or slow, Japanese words for slow and never finishing) and of the
-# nineteenth, never tuned on (23/32 on d974239 and after the eighteenth was tuned on). Since the fifteenth was
+# nineteenth (23/32 on d974239 and after the eighteenth was tuned on; 26/32 since it is tuned on: a turn that ended
+# inside the reasoning, gpt-oss's citation marks, llama.cpp's wrong-array-length loader error) and of the twentieth,
+# never tuned on (21/31 on e87d60c and after the nineteenth was tuned on). Since the twentieth was collected the third's
+# rose to 38/50, the sixteenth's to 30/35, the eighteenth's to 26/31. Since the fifteenth was
 # collected: a speed named without a judgement (latency, tok/s in an eval log) is no slow failure (the third's 36 ->
 # 37, the fourth's 40 -> 41, the twelfth's 41 -> 43, the thirteenth's 22 -> 23), Harmony markup in a tool call is a
 # tool-call problem first (the tenth's 42 -> 43, the thirteenth's 23 -> 24, leave-one-out dev 288 -> 289, tune 126 ->
@@ -206,11 +225,11 @@ DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 18
 # eighth's fell to 45/52 (an Unsloth tutorial's "pip install --upgrade" in its set-up was its install-build answer;
 # set-up steps no longer name the phase) and the fourth's rose to 39/49
 TRIAGE_LEAVE_ONE_OUT_FLOORS = {"dev": 0.72, "tune": 0.82}
-TRIAGE_FITS_FLOORS = {"independent-2": 50, "independent-3": 37, "independent-4": 41, "independent-5": 27,
+TRIAGE_FITS_FLOORS = {"independent-2": 50, "independent-3": 38, "independent-4": 41, "independent-5": 27,
                       "independent-6": 29, "independent-7": 27, "independent-8": 46, "independent-9": 37,
                       "independent-10": 43, "independent-11": 38, "independent-12": 43, "independent-13": 24,
-                      "independent-14": 40, "independent-15": 39, "independent-16": 29,
-                      "independent-17": 27, "independent-18": 25, "independent-19": 23}
+                      "independent-14": 40, "independent-15": 39, "independent-16": 30,
+                      "independent-17": 27, "independent-18": 26, "independent-19": 26, "independent-20": 21}
 
 
 @pytest.fixture(scope="module")
@@ -245,12 +264,13 @@ def test_unknown_problems_get_no_confident_answer_more_often(summary, split):
 # the fourteenth's 20 (7aca30b and after, and since it is tuned on); none of the fifteenth's 20 (acd4df7 and after,
 # and since it is tuned on); none of the sixteenth's 20 (ea9a460 and after, and since it is tuned on); none of the
 # seventeenth's 20 (d5b8c2e and after, and since it is tuned on); none of the eighteenth's 20 (ee2bfcf and after,
-# and since it is tuned on); none of the nineteenth's 20 (d974239 and after, never read)
+# and since it is tuned on); none of the nineteenth's 20 (d974239 and after, and since it is tuned on); none of the
+# twentieth's 18 (e87d60c and after, never read)
 LOOK_ALIKES_CONFIDENT_WRONG = {"independent-2": 0, "independent-3": 0, "independent-4": 0, "independent-5": 0,
                                "independent-6": 0, "independent-7": 0, "independent-8": 0, "independent-9": 0,
                                "independent-10": 0, "independent-11": 1, "independent-12": 0, "independent-13": 0,
                                "independent-14": 0, "independent-15": 0, "independent-16": 0,
-                               "independent-17": 0, "independent-18": 0, "independent-19": 0}
+                               "independent-17": 0, "independent-18": 0, "independent-19": 0, "independent-20": 0}
 
 
 @pytest.mark.parametrize("split", sorted(LOOK_ALIKES_CONFIDENT_WRONG))
