@@ -418,7 +418,8 @@ def _score_all(ix: Index, q: _Query) -> list[tuple[float, list[str], bool, bool,
         # a pattern that matched only Harmony markup ("commentary to=functions.x", "<|channel|>analysis<|message|>")
         # is the same artifact written as a pattern (on the tuned splits the generic raw-Harmony issue's patterns gave
         # 19 right confident answers and 30 wrong ones, 12 of them on problems no entry describes; with the lead
-        # ARTIFACT_MARGIN asks, 4 wrong ones and 3 right ones of every entry's markup patterns became leads)
+        # ARTIFACT_MARGIN asks, 4 wrong ones and 1 right one of every entry's markup patterns became leads, once a
+        # client the text names counts as evidence of its own, below)
         artifact_only = bool(found) and (not strong or (why.startswith(PATTERN_EVIDENCE) and bool(
             MARKUP_ONLY_RE.fullmatch(why[len(PATTERN_EVIDENCE):].strip('"')))))
         if found:
@@ -550,6 +551,8 @@ def _contradiction(ix: Index, i: int, q: _Query, real_engines: dict[str, str]) -
 
 def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: str | None = None,
                 findings: dict[str, str] | None = None, facets: "Facets | None" = None) -> _Query:
+    from gptoss_doctor.explain import rank
+
     messages = [e.message for e in parsed.errors][:200]
     body = text if text is not None else "\n".join([parsed.sample, *messages])
     body = body[:MAX_SCAN]
@@ -574,8 +577,6 @@ def build_query(ix: Index, parsed: Parsed, *, engine: str | None = None, text: s
     if english:
         lex_text += "\n" + english
     head = body[:65536]
-    from gptoss_doctor.explain import rank
-
     other_model = bool(OTHER_MODEL_RE.search(head))
     gptoss = bool(GPTOSS_NAME_RE.search(head)) or (not other_model and (
         bool(GPTOSS_RE.search(head)) or bool(parsed.token_ids) or bool(WEAK_GPTOSS_RE.search(head))))
