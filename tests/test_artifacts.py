@@ -122,7 +122,11 @@ def test_both_header_error_wordings_match(wording):
 ])
 def test_harmony_markup_does_not_switch_off_symptom_matching(text, entry):
     top = _top(text)
-    assert (top.entry.id, top.confidence) == (entry, "high")
+    assert top.entry.id == entry
+    # raw Harmony alone shows the kind of fault: a diagnosis with a clear lead (SGLang), a lead when another issue
+    # about leaked Harmony is close behind (LM Studio: Cline's tool calls written as Harmony text there too)
+    assert top.confidence == "high" or any("another known issue explains it about as well" in ev
+                                           for ev in top.evidence), (top.confidence, top.evidence)
 
 
 def test_markup_without_an_engine_names_the_one_leak_entry_and_how_to_tell_the_layers_apart():

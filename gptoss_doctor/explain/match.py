@@ -366,8 +366,9 @@ def _exact(ix: Index, i: int, q: _Query) -> tuple[float, str]:
 
 PATTERN_EVIDENCE = "the text matches this issue's pattern: "
 # a pattern's match that is nothing but Harmony markup and the names it carries: what every leak of raw Harmony shows
+# (markup that opens a reply's content field, "content": "<|channel|>…", is more: the server returned it as the answer)
 MARKUP_ONLY_RE = _rx.compile(r"(?:<\|[a-z]+\|>|\s|\bto=[\w.-]*|\b(?:analysis|commentary|final|assistant|json|"
-                             r"assistantfinal|assistantcommentary|assistantanalysis)\b|\"content\"\s*:\s*\"?)+")
+                             r"assistantfinal|assistantcommentary|assistantanalysis)\b)+")
 
 
 def _lexical_score(cov: float, rel: float, s: float, q: _Query) -> float:
