@@ -100,7 +100,8 @@ INDEPENDENT_16_SET = "2026-11-30-16"  # the sixteenth (bench/cases/independent-1
 INDEPENDENT_17_SET = "2026-11-30-17"  # the seventeenth (bench/cases/independent-17-*.yaml): tuned on
 INDEPENDENT_18_SET = "2026-11-30-18"  # the eighteenth (bench/cases/independent-18-*.yaml): tuned on
 INDEPENDENT_19_SET = "2026-11-30-19"  # the nineteenth (bench/cases/independent-19-*.yaml): tuned on since the 20th's
-INDEPENDENT_20_SET = "2026-12-01-20"  # the twentieth (bench/cases/independent-20-*.yaml): never tuned on
+INDEPENDENT_20_SET = "2026-12-01-20"  # the twentieth (bench/cases/independent-20-*.yaml): tuned on since the 21st's
+INDEPENDENT_21_SET = "2026-12-01-21"  # the twenty-first (bench/cases/independent-21-*.yaml): never tuned on
 # collection set -> its split and row
 SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independent-3",
               INDEPENDENT_4_SET: "independent-4", INDEPENDENT_5_SET: "independent-5",
@@ -111,7 +112,7 @@ SET_SPLITS = {INDEPENDENT_2_SET: "independent-2", INDEPENDENT_3_SET: "independen
               INDEPENDENT_14_SET: "independent-14", INDEPENDENT_15_SET: "independent-15",
               INDEPENDENT_16_SET: "independent-16", INDEPENDENT_17_SET: "independent-17",
               INDEPENDENT_18_SET: "independent-18", INDEPENDENT_19_SET: "independent-19",
-              INDEPENDENT_20_SET: "independent-20"}
+              INDEPENDENT_20_SET: "independent-20", INDEPENDENT_21_SET: "independent-21"}
 TUNE_SET = "tune-2026-11-25"  # fresh texts collected to tune the triage and matcher on (bench/cases/tune-*.yaml)
 
 
