@@ -87,8 +87,9 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     "independent-16": (0.65, 0.78),
     # the seventeenth (collected 2026-11-30 by ten sessions that never ran the matcher; 26 of its 65 real problems
     # covered): 14/26 and 22/26 on the session's start commit (d5b8c2e); 16/26 and 22/26 after the sixteenth set was
-    # tuned on; tuned on since the eighteenth was collected: 21/26 and 25/26
-    "independent-17": (0.8, 0.96),
+    # tuned on; tuned on since the eighteenth was collected: 21/26 and 25/26; since the twenty-first was collected
+    # 23/26 and 24/26 (the budget entry's empty-answer-at-length pattern outranks the structured-output entry on one text)
+    "independent-17": (0.8, 0.92),
     # the eighteenth (collected 2026-11-30 by nine sessions that never ran the matcher; 38 of its 71 real problems
     # covered): 25/38 and 32/38 on the session's start commit (ee2bfcf) and after the seventeenth set was tuned on;
     # tuned on since the nineteenth was collected: 30/38 and 33/38 (a quoted message outranks shared words; the budget,
@@ -97,12 +98,18 @@ FLOORS = {  # split: (top-1 rate, top-3 rate) the matcher reached
     "independent-18": (0.86, 0.89),
     # the nineteenth (collected 2026-11-30 by seven sessions that never ran the matcher, never tuned on; 28 of its 62
     # real problems covered): 11/28 and 20/28 on the session's start commit (d974239) and after the eighteenth set was
-    # tuned on; tuned on since the twentieth was collected: 16/28 and 22/28
-    "independent-19": (0.57, 0.78),
+    # tuned on; tuned on since the twentieth was collected: 16/28 and 22/28; 15/28 and 22/28 since the twenty-first was
+    # collected (a text that reports think: false beside an empty answer gets the no-off-switch entry, labelled budget)
+    "independent-19": (0.53, 0.78),
     # the twentieth (collected 2026-12-01 by nine sessions that never ran the matcher, never tuned on; 30 of its 61
     # real problems covered): 18/30 and 25/30 on the session's start commit (e87d60c); 20/30 and 26/30 after the
-    # nineteenth set was tuned on
-    "independent-20": (0.66, 0.86),
+    # nineteenth set was tuned on; tuned on since the twenty-first was collected: 28/30 and 28/30 (the no-off-switch and
+    # empty-answer entries' patterns, Groq's refusal of a built-in tool call)
+    "independent-20": (0.93, 0.93),
+    # the twenty-first (collected 2026-12-01 by ten sessions that never ran the matcher, never tuned on; 28 of its 66
+    # real problems covered): 20/28 and 24/28 on the session's start commit (247ec9c); 21/28 and 25/28 after the
+    # twentieth set was tuned on
+    "independent-21": (0.75, 0.89),
 }
 # right & confident: top-1 right with high or medium confidence. Measured when issue 17's calibration landed (dev
 # 287/383, held back 61/93, independent 27/65, independent-2 9/24): the words-alone rule (bench/bench_calibration.py)
@@ -122,7 +129,8 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
                           "independent-11": 0.5, "independent-12": 0.44, "independent-13": 0.42,
                           "independent-14": 0.37, "independent-15": 0.16, "independent-16": 0.21,
                           "independent-17": 0.46, "independent-18": 0.31,
-                          "independent-19": 0.1, "independent-20": 0.2}
+                          "independent-19": 0.1, "independent-20": 0.56,
+                          "independent-21": 0.14}
 # (independent-3: 5/23; independent-4: 6/20, 8/20 since it is tuned on; independent-5: 3/13; independent-6: 7/20;
 # independent-8: 8/14 before and after the seventh set was tuned on; independent-9: 12/31 on 74b5c7f and since;
 # independent-10: 6/24 on 02d6090 and after the ninth set was tuned on, and since; independent-11: 7/18 on d5403d7
@@ -135,7 +143,9 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
 # 9/26 on d5b8c2e and after the sixteenth set was tuned on, 12/26 since it is tuned on; independent-18: 10/38 on ee2bfcf
 # and after the seventeenth set was tuned on, and since it is tuned on, 12/38 since the twentieth was collected;
 # independent-19: 2/28 on d974239 and after the eighteenth set was tuned on, 3/28 since it is tuned on;
-# independent-20: 6/30 on e87d60c and after the nineteenth set was tuned on. Since the twentieth was collected an
+# independent-20: 6/30 on e87d60c and after the nineteenth set was tuned on, 17/30 since it is tuned on (its
+# texts' think: false, an empty answer at a length stop, Groq's refusal of a built-in tool: patterns now);
+# independent-21: 3/28 on 247ec9c, 4/28 after the twentieth set was tuned on. Since the twentieth was collected an
 # answer resting on an artifact alone needs a clear lead: independent-12 12 -> 11 (a raw-Harmony answer on an MLX
 # server's text), dev 275 -> 273 (an OpenRouter text's lead was the provider's name; a SQL agent's leak). An entry's
 # hardware is what
@@ -162,18 +172,22 @@ RIGHT_CONFIDENT_FLOORS = {"dev": 0.71, "holdout": 0.64, "independent": 0.41, "in
 # make no text about tools); independent-18 0 of 33 (on ee2bfcf and after the seventeenth was tuned on; tuned on since
 # the nineteenth was collected: the same); independent-19 2 of 34 (on d974239 and after the eighteenth was tuned on,
 # never read; tuned on since the twentieth was collected: the same); independent-20 2 of 31 (3 on e87d60c; 2 after
-# the nineteenth was tuned on, never read). Since the twentieth was collected an answer resting on raw Harmony alone
+# the nineteenth was tuned on, never read; tuned on since the twenty-first was collected: the same); independent-21 1 of
+# 38 (on 247ec9c and after the twentieth was tuned on, never read). Since the twentieth was collected an answer resting on raw Harmony alone
 # (the artifact, or a pattern matching only markup) needs a clear lead: independent 4 -> 2, independent-2 2 -> 1,
 # independent-8 4 -> 3, independent-10 2 -> 1, independent-12 5 -> 3, independent-16 2 -> 1, independent-17 1 -> 0.
 # The first set's rose from 3 to 4 when the thirteenth was tuned on: wordings added to the structured-output
 # entry changed which entry is second on one uncovered text, and the margin rules then left its first answer
-# (raw-harmony-in-content-no-parser) medium; reported, not tuned away (it is a set nobody may tune on)
+# (raw-harmony-in-content-no-parser) medium; reported, not tuned away (it is a set nobody may tune on). Since the
+# twenty-first was collected an empty answer beside a length stop is the budget entry's pattern: independent-14 1 -> 2
+# (vLLM #29641, whose three words of reasoning did not spend the budget; no entry describes it)
 UNCOVERED_CONFIDENT_WRONG = {"independent": 2, "independent-2": 1, "tune": 1, "independent-3": 1, "independent-4": 0,
                              "independent-5": 0, "independent-6": 3, "independent-7": 0, "independent-8": 3,
                              "independent-9": 2, "independent-10": 1,
-                             "independent-11": 3, "independent-12": 3, "independent-13": 2, "independent-14": 1,
+                             "independent-11": 3, "independent-12": 3, "independent-13": 2, "independent-14": 2,
                              "independent-15": 0, "independent-16": 1, "independent-17": 0,
-                             "independent-18": 0, "independent-19": 2, "independent-20": 2}
+                             "independent-18": 0, "independent-19": 2, "independent-20": 2,
+                             "independent-21": 1}
 # leave-one-out on the dev split: each case matched without its own entries (every confident answer is wrong)
 # 23 -> 22 with the Chinese glossary, 21 since shared message shapes, 20 since signatures.context, 17 since a
 # quoted message of another engine's issue drops and entries sharing a message each need their own setting; 18 since
@@ -212,7 +226,10 @@ DEV_LEAVE_ONE_OUT_CONFIDENT_WRONG = 15
 # or "did not answer in four minutes" is looping or slow, Japanese words for slow and never finishing) and of the
 # nineteenth (23/32 on d974239 and after the eighteenth was tuned on; 26/32 since it is tuned on: a turn that ended
 # inside the reasoning, gpt-oss's citation marks, llama.cpp's wrong-array-length loader error) and of the twentieth,
-# never tuned on (21/31 on e87d60c and after the nineteenth was tuned on). Since the twentieth was collected the third's
+# never tuned on then (21/31 on e87d60c and after the nineteenth was tuned on; 25/31 since it is tuned on: a schema
+# validator's refusal and a failed JSON parse are structured output, 410 Gone is a route, a tally of none is no crash,
+# a tool's name with "freeze" in it no hang), and of the twenty-first, never tuned on (29/37 on 247ec9c and after the
+# twentieth was tuned on; one of its 38 uncovered problems fits no class). Since the twentieth was collected the third's
 # rose to 38/50, the sixteenth's to 30/35, the eighteenth's to 26/31. Since the fifteenth was
 # collected: a speed named without a judgement (latency, tok/s in an eval log) is no slow failure (the third's 36 ->
 # 37, the fourth's 40 -> 41, the twelfth's 41 -> 43, the thirteenth's 22 -> 23), Harmony markup in a tool call is a
@@ -229,7 +246,8 @@ TRIAGE_FITS_FLOORS = {"independent-2": 50, "independent-3": 38, "independent-4":
                       "independent-6": 29, "independent-7": 27, "independent-8": 46, "independent-9": 37,
                       "independent-10": 43, "independent-11": 38, "independent-12": 43, "independent-13": 24,
                       "independent-14": 40, "independent-15": 39, "independent-16": 30,
-                      "independent-17": 27, "independent-18": 26, "independent-19": 26, "independent-20": 21}
+                      "independent-17": 27, "independent-18": 26, "independent-19": 26, "independent-20": 25,
+                      "independent-21": 29}
 
 
 @pytest.fixture(scope="module")
@@ -265,12 +283,14 @@ def test_unknown_problems_get_no_confident_answer_more_often(summary, split):
 # and since it is tuned on); none of the sixteenth's 20 (ea9a460 and after, and since it is tuned on); none of the
 # seventeenth's 20 (d5b8c2e and after, and since it is tuned on); none of the eighteenth's 20 (ee2bfcf and after,
 # and since it is tuned on); none of the nineteenth's 20 (d974239 and after, and since it is tuned on); none of the
-# twentieth's 18 (e87d60c and after, never read)
+# twentieth's 18 (e87d60c and after, and since it is tuned on); none of the twenty-first's 18 (247ec9c and after,
+# never read)
 LOOK_ALIKES_CONFIDENT_WRONG = {"independent-2": 0, "independent-3": 0, "independent-4": 0, "independent-5": 0,
                                "independent-6": 0, "independent-7": 0, "independent-8": 0, "independent-9": 0,
                                "independent-10": 0, "independent-11": 1, "independent-12": 0, "independent-13": 0,
                                "independent-14": 0, "independent-15": 0, "independent-16": 0,
-                               "independent-17": 0, "independent-18": 0, "independent-19": 0, "independent-20": 0}
+                               "independent-17": 0, "independent-18": 0, "independent-19": 0, "independent-20": 0,
+                               "independent-21": 0}
 
 
 @pytest.mark.parametrize("split", sorted(LOOK_ALIKES_CONFIDENT_WRONG))

@@ -181,7 +181,10 @@ def without_routine(text: str) -> str:
 
 FAILURES = _table([
     ("crash", r"\bseg\w{0,5}ation fault\b|\bsegfault\b|\bcore dumped\b|\bSIGSEGV\b|\bSIGABRT\b|\bEngineDeadError\b|"
-              r"\bengine (?:core )?(?:died|dead|crashed)\b|\bcrash(?:es|ed|ing)?\b|\bkilled\b|\bpanic:|\babort(?:ed)?\b|"
+              r"\bengine (?:core )?(?:died|dead|crashed)\b|"
+              # (a tally of none is no crash: "crashes = 0/50", "0 crashes"; nor are jobs a person killed)
+              r"(?<!\b0 )(?<!\bno )(?<!\bzero )\bcrash(?:es|ed|ing)?\b(?!\s*[:=]?\s*0\b)|"
+              r"\bkilled\b(?!\s+(?:redundant|duplicate|stale|old|extra|idle)\b)|\bpanic:|\babort(?:ed)?\b|"
               r"\bexited with (?:code|status)\b|\bexit status [1-9]"),
     ("oom", r"\bout of (?:(?:CUDA|GPU|device|video|host) )?mem\w*|\bout of V?RAM\b|\bOOM(?:s|ed|ing)?\b|"
             r"\bOutOfMemoryError\b|\bcudaErrorMemoryAllocation\b|\bnot enough memory\b|"
@@ -205,7 +208,9 @@ FAILURES = _table([
               r"\bchoices['\"]?\s*[:=]\s*\[\s*\]|\b(?:0|zero|no)[- ]choices?\b"),
     # (what repeats is the output: not a user who "repeated the query" or tried something "repeated multiple times")
     ("loop", r"(?<!\bI )(?<!\bwe )(?<!\bI've )(?<!\bwe've )\brepeat(?:s|ing|ed)?\b(?! (?:(?:it|this|that)\b|the (?:query|"
-             r"request|call|command|steps?|test|run|download|pull|process)\b|(?:multiple|several|many|a few|\d+) times\b))|"
+             r"request|call|command|steps?|test|run|download|pull|process)\b|(?:multiple|several|many|a few|\d+) times\b))"
+             # (a log's message seen again and again is not output that repeats: "repeated `JSON parse failed` warnings")
+             r"(?![^\n]{0,80}\b(?:warnings?|errors?|log (?:lines?|messages?))\b)|"
              r"\brepetition\b|\blooping\b|\bin an? (?:endless |infinite )?loop\b|"
              r"\b(?:endless|infinite) loop\b|\bendlessly\b|\bnever stops\b|\bover and over\b|"
              r"\b(?:thinking|reasoning|generation|output|response) loops?\b|\bloops? (?:in|during) (?:the )?"
@@ -266,7 +271,7 @@ FAILURES = _table([
              r"(?:answer|content|final|response|reply|output|message)s?\b"),
     # a request or a server that stops answering with no error: stuck, not slow and not dead
     # (a whole machine that freezes is out of memory, not a stuck request)
-    ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|\b(?:freez(?:e|es|ing)|froze(?:n)?)\b"
+    ("hang", r"\bhang(?:s|ing)?\b(?! on\b)|\bhung\b|(?<![\w-])(?:freez(?:e|es|ing)|froze(?:n)?)\b(?!-)"
              r"(?![^.\n]{0,30}\b(?:system|mac|machine|computer|pc|laptop|desktop)\b)|\bstops? responding\b|"
              r"\bunresponsive\b|\bnever (?:returns|finishes|completes|responds|answers)\b|"
              # no answer within a stated time ("did not answer in four minutes on a 12 GB card")
