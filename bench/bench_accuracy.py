@@ -56,7 +56,10 @@ sessions from that next session's start commit (d974239), before anything it cha
 problems, 28 of them covered, and 20 look-alikes): row "independent-19", tuned on since the next session. A
 twenty-second, bench/cases/independent-20-{c…s}.yaml (`set: 2026-12-01-20`), was collected by nine sessions from that
 next session's start commit (e87d60c), before anything it changed was measured on it (61 real problems, 30 of them
-covered, and 18 look-alikes): row "independent-20", never tuned on. Report all of them.
+covered, and 18 look-alikes): row "independent-20", tuned on since the next session. A twenty-third,
+bench/cases/independent-21-{c…s}.yaml (`set: 2026-12-01-21`), was collected by ten sessions from that next session's
+start commit (247ec9c), before anything it changed was measured on it (66 real problems, 28 of them covered, and 18
+look-alikes): row "independent-21", never tuned on. Report all of them.
 
     python bench/bench_accuracy.py               # dev and held-back scores, negatives
     python bench/bench_accuracy.py --misses dev  # what the dev cases got wrong (never look at held-back misses
