@@ -6,12 +6,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+
+def pytest_configure(config):
+    # A suite started in the background (nohup, `cmd &` in a shell without job control) inherits SIGINT ignored, and
+    # an ignored signal stays ignored in every process it starts: the doctors the Ctrl-C tests interrupt could not be
+    # interrupted, and exit 0. A handler of our own is reset to the default in each child, as a terminal's run has it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_VOCAB = ROOT.parent / "shared" / "vocab"
